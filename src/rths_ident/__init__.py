@@ -1,0 +1,16 @@
+"""rths_ident — parameter identification and online model updating for real-time
+hybrid simulation (RTHS) of structures.
+
+Importing this package enables JAX 64-bit floats (``jax_enable_x64``): structural
+stiffnesses (~1e6 N/m) and estimator covariances (~1e10) need float64. If you use JAX
+in the same process in 32-bit mode on purpose, import rths_ident after setting up your
+own config and re-disable it yourself — every function here assumes float64.
+"""
+
+import jax as _jax
+
+_jax.config.update("jax_enable_x64", True)
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__"]

@@ -1,0 +1,1 @@
+"""Online and offline estimators (RLS with QP projection, LMS family, UKF/EKF, identifiers)."""
