@@ -1,0 +1,296 @@
+"""Loader for users' logged test data (time, displacement, force).
+
+Reads what a laboratory data logger or a previous simulation wrote — CSV/text, NumPy
+``.npz``, MATLAB ``.mat`` (scipy.io; v7.3 files through h5py) or HDF5 (h5py) — checks it
+and returns SI arrays in a :class:`LoggedTest`. Used by ``rths-ident fit``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import pathlib
+import zipfile
+from collections.abc import Mapping
+
+import numpy as np
+
+from rths_ident._params import ParameterError
+from rths_ident.datasets._textio import (
+    array_locator,
+    check_finite,
+    check_strictly_increasing,
+    parse_numeric_table,
+    require_columns,
+    text_locator,
+)
+from rths_ident.datasets.errors import DataFileError
+
+#: The quantities of a logged test, in order.
+QUANTITIES = ("time", "displacement", "force")
+
+#: Units accepted for each quantity and their factor to SI (s, m, N).
+UNIT_FACTORS: dict[str, dict[str, float]] = {
+    "time": {"s": 1.0, "ms": 1.0e-3, "min": 60.0},
+    "displacement": {"m": 1.0, "cm": 1.0e-2, "mm": 1.0e-3, "in": 0.0254},
+    "force": {"N": 1.0, "kN": 1.0e3, "MN": 1.0e6, "lbf": 4.4482216152605, "kip": 4448.2216152605},
+}
+
+SI_UNITS = {"time": "s", "displacement": "m", "force": "N"}
+
+TEXT_SUFFIXES = (".csv", ".txt", ".dat", ".tsv")
+HDF5_SUFFIXES = (".h5", ".hdf5", ".hdf", ".he5")
+
+
+@dataclasses.dataclass(frozen=True)
+class LoggedTest:
+    """A logged test, in SI units.
+
+    Attributes
+    ----------
+    time: [s], strictly increasing.
+    displacement: [m].
+    force: [N].
+    units: the units the columns had in the file (converted from), e.g.
+        ``{"time": "s", "displacement": "mm", "force": "kN"}``.
+    source: the file it was read from.
+    """
+
+    time: np.ndarray
+    displacement: np.ndarray
+    force: np.ndarray
+    units: dict[str, str]
+    source: str
+
+    @property
+    def n_samples(self) -> int:
+        return int(self.time.size)
+
+    @property
+    def duration(self) -> float:
+        """t[-1] - t[0] [s]."""
+        return float(self.time[-1] - self.time[0])
+
+
+def _column_map(columns: Mapping[str, str] | None) -> dict[str, str]:
+    mapping = {q: q for q in QUANTITIES}
+    if columns is None:
+        return mapping
+    for key, value in columns.items():
+        if key not in QUANTITIES:
+            raise ParameterError(f"columns: unknown key {key!r}; allowed keys: {list(QUANTITIES)}")
+        if not isinstance(value, str) or not value:
+            raise ParameterError(f"columns[{key!r}] must be a non-empty column/variable name; got {value!r}")
+        mapping[key] = value
+    return mapping
+
+
+def _unit_map(units: Mapping[str, str] | None) -> dict[str, str]:
+    chosen = dict(SI_UNITS)
+    if units is None:
+        return chosen
+    for key, value in units.items():
+        if key not in QUANTITIES:
+            raise ParameterError(f"units: unknown key {key!r}; allowed keys: {list(QUANTITIES)}")
+        if value not in UNIT_FACTORS[key]:
+            raise ParameterError(f"units[{key!r}] must be one of {list(UNIT_FACTORS[key])}; got {value!r}")
+        chosen[key] = value
+    return chosen
+
+
+def _read_text_file(path: pathlib.Path, names: dict[str, str]):
+    """The named columns of a text table and a locator of rows by line number."""
+    source = str(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise DataFileError(source, f"not a text file ({error.reason} at byte {error.start})") from error
+    table = parse_numeric_table(text, source=source, header=True)
+    require_columns(table, list(names.values()), purpose={v: k for k, v in names.items()})
+    return {q: table.column(name) for q, name in names.items()}, text_locator(table)
+
+
+def _vector(source: str, name: str, value) -> np.ndarray:
+    array = np.asarray(value)
+    if array.dtype.kind not in "iuf":
+        raise DataFileError(source, f"expected numbers, found data of type {array.dtype}", column=name)
+    array = np.squeeze(array)
+    if array.ndim != 1:
+        raise DataFileError(source, f"expected a vector, found an array of shape {np.shape(value)}", column=name)
+    return array.astype(np.float64)
+
+
+def _missing_variable(source: str, name: str, quantity: str, available) -> DataFileError:
+    return DataFileError(
+        source, f"missing variable (the {quantity} column); the file has {sorted(available)}", column=name
+    )
+
+
+def _read_npz(path: pathlib.Path, names: dict[str, str]) -> dict[str, np.ndarray]:
+    source = str(path)
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            if not hasattr(archive, "files"):
+                raise DataFileError(source, "a .npy array, not an .npz archive of named arrays")
+            result = {}
+            for quantity, name in names.items():
+                if name not in archive.files:
+                    raise _missing_variable(source, name, quantity, archive.files)
+                result[quantity] = _vector(source, name, archive[name])
+            return result
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as error:
+        if isinstance(error, DataFileError):
+            raise
+        raise DataFileError(source, f"cannot read as .npz ({error})") from error
+
+
+def _import_h5py():
+    try:
+        import h5py  # noqa: PLC0415 - optional dependency, imported only when needed
+    except ImportError as error:  # pragma: no cover - h5py is installed in the test env
+        raise ImportError("reading HDF5 / MATLAB v7.3 files needs h5py: pip install 'rths_ident[io]'") from error
+    return h5py
+
+
+def _read_hdf5(path: pathlib.Path, names: dict[str, str]) -> dict[str, np.ndarray]:
+    source = str(path)
+    h5py = _import_h5py()
+    try:
+        handle = h5py.File(path, "r")
+    except OSError as error:
+        raise DataFileError(source, f"cannot read as HDF5 ({error})") from error
+    with handle:
+        available: list[str] = []
+        handle.visititems(lambda key, obj: available.append(key) if isinstance(obj, h5py.Dataset) else None)
+        result = {}
+        for quantity, name in names.items():
+            item = handle.get(name)
+            if not isinstance(item, h5py.Dataset):
+                raise _missing_variable(source, name, quantity, available)
+            result[quantity] = _vector(source, name, item[()])
+        return result
+
+
+def _read_mat(path: pathlib.Path, names: dict[str, str]) -> dict[str, np.ndarray]:
+    import scipy.io  # noqa: PLC0415 - keeps `import rths_ident.datasets` light
+
+    source = str(path)
+    try:
+        contents = scipy.io.loadmat(path)
+    except NotImplementedError:
+        # MATLAB v7.3 files are HDF5 files.
+        return _read_hdf5(path, names)
+    except (OSError, ValueError, TypeError) as error:
+        raise DataFileError(source, f"cannot read as a MATLAB .mat file ({error})") from error
+    variables = [key for key in contents if not key.startswith("__")]
+    result = {}
+    for quantity, name in names.items():
+        if name not in variables:
+            raise _missing_variable(source, name, quantity, variables)
+        result[quantity] = _vector(source, name, contents[name])
+    return result
+
+
+def _check_columns(source: str, names: dict[str, str], columns: dict[str, np.ndarray], locate) -> None:
+    lengths = {q: columns[q].size for q in QUANTITIES}
+    shortest = min(lengths, key=lengths.get)
+    longest = max(lengths, key=lengths.get)
+    if lengths[shortest] != lengths[longest]:
+        raise DataFileError(
+            source,
+            "columns have unequal lengths: "
+            + ", ".join(f"{names[q]!r} has {lengths[q]}" for q in QUANTITIES)
+            + f"; {names[shortest]!r} ends before row {lengths[shortest] + 1}",
+            column=names[shortest],
+        )
+    if lengths["time"] < 2:
+        raise DataFileError(source, f"need at least 2 samples, found {lengths['time']}")
+    for quantity in QUANTITIES:
+        check_finite(source, names[quantity], columns[quantity], locate)
+    check_strictly_increasing(source, names["time"], columns["time"], locate)
+
+
+def load_logged_test(
+    path: str | os.PathLike,
+    columns: Mapping[str, str] | None = None,
+    units: Mapping[str, str] | None = None,
+) -> LoggedTest:
+    """Read a logged test (time, displacement, force) and convert it to SI.
+
+    Parameters
+    ----------
+    path:
+        ``.csv``/``.txt``/``.dat``/``.tsv``: a header line with the column names, then
+        one sample per line; comma, semicolon, tab or whitespace separated (detected
+        from the header); blank lines and lines starting with ``#`` are skipped.
+        ``.npz``: named arrays. ``.mat``: MATLAB variables (v7.3 files read with h5py).
+        ``.h5``/``.hdf5``/``.hdf``: datasets, by name or path (``"run1/force"``), read
+        with h5py (imported only for these files).
+    columns:
+        The file's names of the quantities, e.g. ``{"time": "Time",
+        "displacement": "LVDT1", "force": "LoadCell"}``; by default ``time``,
+        ``displacement`` and ``force``. Other columns are ignored.
+    units:
+        The units in the file, e.g. ``{"displacement": "mm", "force": "kN"}``; by
+        default s, m, N. Allowed: time s/ms/min; displacement m/cm/mm/in; force
+        N/kN/MN/lbf/kip.
+
+    Returns
+    -------
+    LoggedTest
+        ``time`` [s], ``displacement`` [m], ``force`` [N], ``units`` (those of the
+        file), ``source``.
+
+    Raises
+    ------
+    DataFileError
+        A missing or unreadable file, an unsupported suffix, a missing column or
+        variable, a value that is not a number, NaN or infinite, columns of unequal
+        length, fewer than 2 samples, or time not strictly increasing. The message
+        names the file, the column and the line (text files, 1-based as an editor
+        shows it) or the row (arrays, 1-based).
+    ParameterError
+        For an unknown key or unit in ``columns``/``units``.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "log.csv"
+    >>> _ = f.write_text("time,displacement,force\\n0,0,0\\n0.01,1.5,2.0\\n")
+    >>> test = load_logged_test(f, units={"displacement": "mm", "force": "kN"})
+    >>> float(test.displacement[1]), float(test.force[1])
+    (0.0015, 2000.0)
+    """
+    names = _column_map(columns)
+    chosen_units = _unit_map(units)
+    file_path = pathlib.Path(path)
+    source = str(file_path)
+    if not file_path.is_file():
+        raise DataFileError(source, "no such file")
+    suffix = file_path.suffix.lower()
+    try:
+        if suffix in TEXT_SUFFIXES:
+            raw, locate = _read_text_file(file_path, names)
+        elif suffix == ".npz":
+            raw, locate = _read_npz(file_path, names), array_locator
+        elif suffix == ".mat":
+            raw, locate = _read_mat(file_path, names), array_locator
+        elif suffix in HDF5_SUFFIXES:
+            raw, locate = _read_hdf5(file_path, names), array_locator
+        else:
+            raise DataFileError(
+                source,
+                f"unsupported file type {suffix!r}; expected one of "
+                f"{list(TEXT_SUFFIXES) + ['.npz', '.mat'] + list(HDF5_SUFFIXES)}",
+            )
+    except PermissionError as error:
+        raise DataFileError(source, f"cannot read the file ({error.strerror})") from error
+    _check_columns(source, names, raw, locate)
+    converted = {q: raw[q] * UNIT_FACTORS[q][chosen_units[q]] for q in QUANTITIES}
+    return LoggedTest(
+        time=converted["time"],
+        displacement=converted["displacement"],
+        force=converted["force"],
+        units=chosen_units,
+        source=source,
+    )
