@@ -1,0 +1,166 @@
+"""Predictor–corrector rate transition, OpenFresco style, second order
+(seed 000 §3.2.1; seed 003 §3.3; digest 003 §6; Mosqueda et al. 2005, Schellenberg et
+al. 2009). Written from the description of OpenFresco's ``PredictorCorrector.c``; no
+code was copied.
+
+Within each slow step the normalised time x runs from 0 to 1 over ``ratio`` fast ticks.
+Targets from the NS: sig1 (newest), sig2, sig3 at x = 0, −1, −2 while waiting.
+
+* **Predict** (while the NS computes the next target): second-order Lagrange
+  extrapolation through (−2, sig3), (−1, sig2), (0, sig1)
+  (``predictP2(x) = sig1(1+x)(2+x)/2 − sig2·x(2+x) + sig3·x(1+x)/2``).
+* **Correct** (once the new target arrives at tick k_a): the history shifts (new target
+  at x = 1, the previous ones at 0 and −1) and the command follows the quadratic through
+  (−1, sig3), (xi, sigXi), (1, sig1), where (xi, sigXi) is the point where prediction
+  stopped (``correctD2``), so the command is continuous at the switch and reaches the
+  new target at the end of the step.
+* **Slow-down rule** (seed 000 §3.2.1): if no target has arrived by
+  ``slowdown_threshold``·Δt (0.6), the predictor slows down: each further tick advances
+  x by ``slowdown_factor`` times the previous increment (the command decelerates to a
+  hold). For real time the NS must therefore finish each step within 0.6·Δt; the output
+  flag ``slowed_down`` says when it did not.
+
+Virtual-loop simplification (ours): a step always lasts ``ratio`` ticks. After a late
+arrival the correction spans the remaining ticks uniformly in x from xi to 1. A lab
+controller would instead keep the nominal x rate and stretch the step; the flag marks
+the steps where that would have happened. The target is taken to arrive after
+``arrival_tick`` ticks (the NS computing time in ticks; 0 = instantaneous NS).
+
+Timing: the samples returned by the call that receives u_{n+1} move the command from u_n
+to u_{n+1}: the transition lags the NS by one slow step (the command can only reach a
+target after it was computed), unlike DDMRT, which predicts.
+
+Units: m (any unit; the map is linear).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from rths_ident._params import ParameterError, field_range, params_dataclass
+
+
+@params_dataclass(static=("ratio", "arrival_tick"))
+class PredictorCorrectorParams:
+    """Second-order predictor–corrector (seed 000 §3.2.1; digest 003 §6)."""
+
+    slowdown_threshold: float = field_range(
+        0.6, low=0.0, low_inclusive=False, high=1.0, high_inclusive=False, unit="-",
+        doc="fraction of Δt after which the predictor slows down (seed 000: 0.6)",
+    )
+    slowdown_factor: float = field_range(
+        0.5, low=0.0, high=1.0, high_inclusive=False, unit="-", doc="per-tick decay of the x increment when slowed"
+    )
+    ratio: int = 80  # fast ticks per slow step, Δt_n/Δt_e
+    arrival_tick: int = 0  # tick (0 … ratio−1) from which the new target is used; ticks 1 … arrival_tick−1 predict (0 and 1: no prediction)
+
+    def __post_init__(self):
+        if int(self.ratio) != self.ratio or self.ratio < 1:
+            raise ParameterError(f"PredictorCorrectorParams.ratio must be an integer ≥ 1; got {self.ratio!r}")
+        if int(self.arrival_tick) != self.arrival_tick or not 0 <= self.arrival_tick < self.ratio:
+            raise ParameterError(
+                f"PredictorCorrectorParams.arrival_tick must be an integer in [0, ratio−1 = {self.ratio - 1}]; "
+                f"got {self.arrival_tick!r}"
+            )
+
+
+class PredictorCorrectorState(NamedTuple):
+    """targets: [sig1, sig2, sig3], the last three NS targets, newest first [m]."""
+
+    targets: jax.Array
+
+
+class PredictorCorrectorOutput(NamedTuple):
+    """samples: the ``ratio`` commands of the step [m]; slowed_down: the target arrived
+    after slowdown_threshold·Δt; switch_point: xi, the normalised time where prediction
+    stopped; switch_value: sigXi, the command there [m]."""
+
+    samples: jax.Array
+    slowed_down: jax.Array
+    switch_point: jax.Array
+    switch_value: jax.Array
+
+
+def init(params: PredictorCorrectorParams) -> PredictorCorrectorState:
+    """At rest: all past targets zero."""
+    return PredictorCorrectorState(targets=jnp.zeros(3))
+
+
+def predict_p2(sig1, sig2, sig3, x):
+    """Quadratic Lagrange extrapolation through (0, sig1), (−1, sig2), (−2, sig3)."""
+    return sig1 * (1 + x) * (2 + x) / 2 - sig2 * x * (2 + x) + sig3 * x * (1 + x) / 2
+
+
+def correct_d2(sig1, sig_xi, sig3, xi, x):
+    """Quadratic Lagrange interpolation through (−1, sig3), (xi, sigXi), (1, sig1)."""
+    return (
+        sig1 * (x - xi) * (1 + x) / (2 * (1 - xi))
+        + sig_xi * (1 - x) * (1 + x) / ((1 - xi) * (1 + xi))
+        - sig3 * (1 - x) * (x - xi) / (2 * (1 + xi))
+    )
+
+
+def step(params: PredictorCorrectorParams, state: PredictorCorrectorState, u_new):
+    """Receive the new NS target u_new [m]; return the state and the ``ratio`` commands.
+
+    Ticks 1 … arrival_tick−1 predict; the target is used from tick arrival_tick on. The
+    ``slowdown_threshold``, ``slowdown_factor`` fields may be traced; ``ratio`` and
+    ``arrival_tick`` are static."""
+    sig1, sig2, sig3 = state.targets[0], state.targets[1], state.targets[2]
+    ratio, arrival = params.ratio, params.arrival_tick
+    threshold_tick = jnp.floor(params.slowdown_threshold * ratio + 1e-9)
+    # x reached while predicting (ticks 1 … arrival−1), with the slow-down rule
+    ticks = jnp.arange(1, max(arrival, 1))
+    factor = params.slowdown_factor
+    late = jnp.maximum(ticks - threshold_tick, 0.0)
+    # full-speed ticks contribute 1/ratio; the m-th late tick contributes factor^m/ratio
+    on_time = jnp.minimum(ticks, threshold_tick)
+    late_sum = jnp.where(late > 0, factor * (1 - factor**late) / (1 - factor), 0.0)
+    predicted_x = (on_time + late_sum) / ratio
+    predicted = predict_p2(sig1, sig2, sig3, predicted_x)
+    if arrival >= 2:
+        xi, sig_xi = predicted_x[-1], predicted[-1]
+    else:  # the target arrives before (or at) the first tick: the switch is at x = 0
+        xi, sig_xi = jnp.zeros(()), sig1
+    # correction: new target at x = 1; old sig1 at 0, old sig2 at −1
+    n_correct = ratio - max(arrival, 1) + 1
+    x_correct = xi + (1.0 - xi) * jnp.arange(1, n_correct + 1) / n_correct
+    corrected = correct_d2(u_new, sig_xi, sig2, xi, x_correct)
+    samples = jnp.concatenate([predicted[: max(arrival, 1) - 1], corrected])
+    slowed_down = jnp.asarray(arrival - 1 > threshold_tick)
+    new_state = PredictorCorrectorState(targets=jnp.stack([jnp.asarray(u_new, dtype=jnp.float64), sig1, sig2]))
+    return new_state, PredictorCorrectorOutput(samples, slowed_down, xi, sig_xi)
+
+
+_step_jit = jax.jit(step)
+
+
+class PredictorCorrector:
+    """Stateful wrapper: ``on_slow_sample(u_n)`` then ``fast_samples()`` → array[ratio];
+    ``slowed_down`` is the flag of the last step."""
+
+    def __init__(self, params: PredictorCorrectorParams | None = None, **fields):
+        if params is not None and fields:
+            raise TypeError("give either a params container or keyword fields, not both")
+        self.params = params if params is not None else PredictorCorrectorParams(**fields)
+        self.reset()
+
+    def reset(self) -> None:
+        self.state = init(self.params)
+        self._last = None
+
+    def on_slow_sample(self, u_new: float) -> None:
+        self.state, self._last = _step_jit(self.params, self.state, u_new)
+
+    def fast_samples(self) -> np.ndarray:
+        if self._last is None:
+            raise RuntimeError("no slow sample received yet: call on_slow_sample first")
+        return np.asarray(self._last.samples)
+
+    @property
+    def slowed_down(self) -> bool:
+        return bool(self._last.slowed_down) if self._last is not None else False
