@@ -1,0 +1,10 @@
+"""Side-by-side speed measurements (``rths-ident bench``).
+
+Each module has ``run(...) -> dict`` that measures rths_ident against a reference
+implementation in one process, after warm-up/compilation, with ``time.perf_counter``
+and best-of-repeats, and returns the ratios. Timing is never asserted in tests.
+
+* :mod:`rths_ident.bench.ukf_vs_filterpy` — UKF per step: filterpy vs the
+  :class:`~rths_ident.estimators.ukf.UnscentedKalmanFilter` wrapper vs
+  :func:`~rths_ident.estimators.ukf.ukf_scan`.
+"""

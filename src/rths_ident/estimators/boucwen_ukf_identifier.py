@@ -1,0 +1,630 @@
+"""Joint state–parameter UKF identification of a Bouc–Wen SDOF specimen.
+
+Filter model (continuous time; seed 001 §2.1.2, Eq. 2.3 with the standard Wen signs,
+see :mod:`rths_ident.models.bouc_wen` for why)::
+
+    m ẍ + c ẋ + F = p(t)                    equation of motion of the SDOF
+    F  = α k x + (1 − α) k z                 restoring force [N]
+    ż  = A ẋ − β |ẋ| |z|^{n−1} z − γ ẋ |z|^n hysteretic displacement [m/s]
+    θ̇  = 0                                   θ = (k, α, β, γ), random walk through Q
+
+Augmented state ``s = [x, v, z, k, α, β, γ]`` (units m, m/s, m, N/m, -, 1/m^n,
+1/m^n). Known: mass m [kg], viscous damping c [N·s/m], the external force p [N]
+sampled at the filter rate (for a base excitation, p = −m·a_g), A (fixed, usually 1)
+and the exponent n (fixed). The transition over one sample is ``substeps`` classical
+Runge–Kutta (RK4) steps with p interpolated linearly between the two samples.
+
+Measured channels (any subset, in this order of the measurement vector as given):
+``"displacement"`` x [m], ``"velocity"`` v [m/s], ``"acceleration"`` ẍ = (p − c v −
+F)/m [m/s²], ``"restoring_force"`` F [N].
+
+Physical bounds (defaults; enforced by sigma-point clipping, see
+:mod:`rths_ident.estimators.ukf`): k ≥ 0, 0 ≤ α ≤ 1, β ≥ 0; γ is free (β + γ > 0 is
+not a box constraint and is not enforced).
+
+This is a filter model, written here on purpose; the specimen element used in
+simulations is :class:`rths_ident.models.BoucWen` (backward-Euler in displacement).
+
+Degrading variant (:class:`DegradingBoucWenUKFIdentifier`): a displacement-driven
+specimen (the RTHS case: the actuator imposes x, the load cell measures the force) with
+the Wang et al./Mostaghel degrading model of seed 000 §4.7.2 (Eqs. 4.2–4.7, in the
+form of :class:`rths_ident.models.DegradingBoucWen`, [REPO] linear branch and floors
+included)::
+
+    F    = α_sv k_e x + r + k_h x³ + c_e ẋ                                  (4.7)
+    dr/dx = K(H) [1 − |r/f_y(H)|^N (η₁ sgn(r Δx) + η₂)]                    (4.3)
+    dH/dx = r (1 − (dr/dx)/K(H))                                           (4.6)
+    K(H)  = k_e max(e^{−a H} − α_sv, ρ_K (1 − α_sv)),  f_y(H) = max(f_y0/(1 + b H), ρ_f f_y0)
+
+Augmented state ``[r, H, k_e, f_y0, a, b]`` (N, J, N/m, N, 1/J, 1/J), with a =
+``stiffness_degradation`` and b = ``strength_degradation``; α_sv, N, η₁, η₂, k_h, c_e
+and the floors ρ_K, ρ_f are known. The transition integrates the two equations in the
+displacement, from the measured x_k to x_{k+1}, with ``substeps`` RK4 steps.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Mapping, NamedTuple, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from rths_ident._params import ParameterError
+from rths_ident.estimators.sigma_points import MerweScaledSigmaPoints
+from rths_ident.estimators.ukf import UKFHistory, ukf_init, ukf_scan, ukf_step
+
+__all__ = [
+    "BoucWenUKFIdentifier",
+    "DegradingBoucWenUKFIdentifier",
+    "DegradingBoucWenConstants",
+    "degrading_boucwen_rates",
+    "degrading_boucwen_transition",
+    "degrading_boucwen_force",
+    "BoucWenSDOFConstants",
+    "boucwen_sdof_rate",
+    "boucwen_sdof_transition",
+    "boucwen_sdof_measurement",
+    "STATE_NAMES",
+    "PARAMETER_NAMES",
+    "MEASURABLE_CHANNELS",
+]
+
+STATE_NAMES = ("displacement", "velocity", "z", "k", "alpha", "beta", "gamma")
+PARAMETER_NAMES = ("k", "alpha", "beta", "gamma")
+MEASURABLE_CHANNELS = ("displacement", "velocity", "acceleration", "restoring_force")
+_UNITS = {"k": "N/m", "alpha": "-", "beta": "1/m^n", "gamma": "1/m^n"}
+
+
+class BoucWenSDOFConstants(NamedTuple):
+    """Known quantities of the filter model (traced, so changing them never recompiles)."""
+
+    mass: Any  # m [kg]
+    damping: Any  # c [N·s/m]
+    A: Any  # A [-]
+    n: Any  # n [-], >= 1
+
+
+def _abs_power(value, exponent):
+    """|value|**exponent with 0**0 = 1 and a finite value at 0 (n − 1 may be 0)."""
+    magnitude = jnp.abs(value)
+    safe = jnp.where(magnitude > 0.0, magnitude, 1.0)
+    return jnp.where(magnitude > 0.0, safe**exponent, jnp.where(exponent == 0.0, 1.0, 0.0))
+
+
+def _restoring_force(s):
+    x, z, k, alpha = s[0], s[2], s[3], s[4]
+    return alpha * k * x + (1.0 - alpha) * k * z
+
+
+def boucwen_sdof_rate(s, external_force, constants: BoucWenSDOFConstants):
+    """ds/dt of the augmented state ``s`` (7,) under external force p [N]."""
+    v, z, beta, gamma = s[1], s[2], s[5], s[6]
+    force = _restoring_force(s)
+    acceleration = (external_force - constants.damping * v - force) / constants.mass
+    n = constants.n
+    z_rate = constants.A * v - beta * jnp.abs(v) * _abs_power(z, n - 1.0) * z - gamma * v * _abs_power(z, n)
+    zeros = jnp.zeros(4, dtype=s.dtype)
+    return jnp.concatenate([jnp.stack([v, acceleration, z_rate]), zeros])
+
+
+def boucwen_sdof_transition(s, dt, force_start, force_end, constants: BoucWenSDOFConstants, substeps: int):
+    """State after ``dt`` [s]: ``substeps`` RK4 steps, p linear from ``force_start`` to
+    ``force_end`` [N]. Pure and JAX-traceable."""
+    h = dt / substeps
+
+    def force_at(fraction):
+        return force_start + (force_end - force_start) * fraction
+
+    def rk4(i, state):
+        t0 = i / substeps
+        t_mid = (i + 0.5) / substeps
+        t1 = (i + 1.0) / substeps
+        k1 = boucwen_sdof_rate(state, force_at(t0), constants)
+        k2 = boucwen_sdof_rate(state + 0.5 * h * k1, force_at(t_mid), constants)
+        k3 = boucwen_sdof_rate(state + 0.5 * h * k2, force_at(t_mid), constants)
+        k4 = boucwen_sdof_rate(state + h * k3, force_at(t1), constants)
+        return state + h / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+
+    return jax.lax.fori_loop(0, substeps, rk4, s)
+
+
+def boucwen_sdof_measurement(s, external_force, constants: BoucWenSDOFConstants, channels: Sequence[str]):
+    """Measurement vector for ``channels`` (see module doc) at external force p [N]."""
+    force = _restoring_force(s)
+    values = {
+        "displacement": s[0],
+        "velocity": s[1],
+        "acceleration": (external_force - constants.damping * s[1] - force) / constants.mass,
+        "restoring_force": force,
+    }
+    return jnp.stack([values[name] for name in channels])
+
+
+@functools.lru_cache(maxsize=None)
+def _process_model(substeps: int):
+    """fx(s, dt, **fx_args) for the UKF; one function object per ``substeps`` so the
+    compiled filter is shared by all identifiers with the same configuration."""
+
+    def fx(s, dt, force_start, force_end, mass, damping, A, n):
+        constants = BoucWenSDOFConstants(mass, damping, A, n)
+        return boucwen_sdof_transition(s, dt, force_start, force_end, constants, substeps)
+
+    return fx
+
+
+@functools.lru_cache(maxsize=None)
+def _measurement_model(channels: tuple[str, ...]):
+    def hx(s, external_force, mass, damping, A, n):
+        return boucwen_sdof_measurement(s, external_force, BoucWenSDOFConstants(mass, damping, A, n), channels)
+
+    return hx
+
+
+# --------------------------------------------------------------------------------------
+# degrading Bouc–Wen, displacement-driven (module doc)
+# --------------------------------------------------------------------------------------
+
+DEGRADING_STATE_NAMES = ("r", "H", "k_e", "f_y0", "stiffness_degradation", "strength_degradation")
+DEGRADING_PARAMETER_NAMES = ("k_e", "f_y0", "stiffness_degradation", "strength_degradation")
+
+
+class DegradingBoucWenConstants(NamedTuple):
+    """Known quantities of the degrading filter model (traced; SI)."""
+
+    alpha_sv: Any  # α_sv [-], share of k_e in the linear branch
+    N: Any  # N [-], shape exponent (Eq. 4.3)
+    eta1: Any  # η₁ [-]
+    eta2: Any  # η₂ [-]
+    k_h: Any  # k_h [N/m³], cubic spring
+    c_e: Any  # c_e [N·s/m], viscous damping
+    min_stiffness_ratio: Any  # ρ_K [-], floor of K/((1 − α_sv) k_e)
+    min_strength_ratio: Any  # ρ_f [-], floor of f_y/f_y0
+
+
+def degrading_boucwen_rates(s, direction, constants: DegradingBoucWenConstants):
+    """(dr/dx [N/m], dH/dx [N]) of the state ``s`` = [r, H, k_e, f_y0, a, b] for motion
+    in ``direction`` = sgn(Δx) (Eqs. 4.3–4.6, module doc)."""
+    r, H, k_e, f_y0, a, b = (s[i] for i in range(6))
+    c = constants
+    H = jnp.maximum(H, 0.0)
+    K = k_e * jnp.maximum(jnp.exp(-a * H) - c.alpha_sv, c.min_stiffness_ratio * (1.0 - c.alpha_sv))
+    f_y = jnp.maximum(f_y0 / (1.0 + b * H), c.min_strength_ratio * f_y0)
+    yielding = _abs_power(r / f_y, c.N) * (c.eta1 * jnp.sign(r * direction) + c.eta2)
+    r_rate = K * (1.0 - yielding)
+    H_rate = r * yielding  # = r (1 − (dr/dx)/K), Eq. 4.6 per unit displacement
+    return r_rate, H_rate
+
+
+def degrading_boucwen_transition(s, dx, constants: DegradingBoucWenConstants, substeps: int):
+    """State after the displacement increment ``dx`` [m]: ``substeps`` RK4 steps in x."""
+    direction = jnp.sign(dx)
+    h = dx / substeps
+
+    def rate(state):
+        r_rate, H_rate = degrading_boucwen_rates(state, direction, constants)
+        return jnp.concatenate([jnp.stack([r_rate, H_rate]), jnp.zeros(4, dtype=state.dtype)])
+
+    def rk4(_, state):
+        k1 = rate(state)
+        k2 = rate(state + 0.5 * h * k1)
+        k3 = rate(state + 0.5 * h * k2)
+        k4 = rate(state + h * k3)
+        return state + h / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+
+    return jax.lax.fori_loop(0, substeps, rk4, s)
+
+
+def degrading_boucwen_force(s, x, v, constants: DegradingBoucWenConstants):
+    """F = α_sv k_e x + r + k_h x³ + c_e ẋ [N] (Eq. 4.7) at displacement x, velocity v."""
+    c = constants
+    return c.alpha_sv * s[2] * x + s[0] + c.k_h * x**3 + c.c_e * v
+
+
+@functools.lru_cache(maxsize=None)
+def _degrading_process_model(substeps: int):
+    def fx(s, dt, displacement_start, displacement_end, **constants):
+        dx = displacement_end - displacement_start
+        return degrading_boucwen_transition(s, dx, DegradingBoucWenConstants(**constants), substeps)
+
+    return fx
+
+
+@functools.lru_cache(maxsize=None)
+def _degrading_measurement_model():
+    def hx(s, displacement, velocity, **constants):
+        return jnp.stack([degrading_boucwen_force(s, displacement, velocity, DegradingBoucWenConstants(**constants))])
+
+    return hx
+
+
+# --------------------------------------------------------------------------------------
+# identifiers (thin wrappers over the UKF core)
+# --------------------------------------------------------------------------------------
+
+_step_kernel = jax.jit(ukf_step, static_argnames=("fx", "hx"))
+
+
+def _positive(name, value, allow_zero=False):
+    value = float(value)
+    if not np.isfinite(value) or value < 0.0 or (value == 0.0 and not allow_zero):
+        bound = ">= 0" if allow_zero else "> 0"
+        raise ParameterError(f"{name} must be finite and {bound}; got {value!r}")
+    return value
+
+
+class _JointUKFIdentifier:
+    """Shared plumbing: the augmented state is ``states + parameters``; subclasses set
+    the names, the models and the inputs. No maths here."""
+
+    state_names: tuple[str, ...]
+    parameter_names: tuple[str, ...]
+
+    def _setup(
+        self, *, dt, initial_state, state_std, initial_guess, parameter_std, process_std, measurement_std,
+        lower, upper, bounds, sigma, convergence_tolerance, fx, hx,
+    ):  # fmt: skip
+        names = self.parameter_names
+        n_states = len(self.state_names) - len(names)
+        self.dt = _positive("dt", dt)
+        missing = [p for p in names if p not in initial_guess]
+        if missing:
+            raise ParameterError(f"initial_guess lacks {missing} (needs {names})")
+        theta0 = np.array([float(initial_guess[p]) for p in names])
+        if isinstance(parameter_std, Mapping):
+            missing = [p for p in names if p not in parameter_std]
+            if missing:
+                raise ParameterError(f"parameter_std lacks {missing} (needs {names})")
+            theta_std = np.array([float(parameter_std[p]) for p in names])
+        else:
+            theta_std = float(parameter_std) * np.abs(theta0)
+        if np.any(~(theta_std > 0)):
+            raise ParameterError(
+                f"parameter_std must be positive for every parameter; got {dict(zip(names, theta_std.tolist()))} "
+                "(give absolute values as a mapping for parameters guessed as 0)"
+            )
+        state_std = np.asarray(state_std, dtype=float)
+        if state_std.shape != (n_states,) or np.any(~(state_std > 0)):
+            raise ParameterError(
+                f"state_std must be {n_states} positive values {self.state_names[:n_states]}; got {state_std.tolist()}"
+            )
+        if process_std is None:
+            process_std = np.concatenate([1e-3 * state_std, 1e-4 * theta_std])
+        process_std = np.asarray(process_std, dtype=float)
+        if process_std.shape != (len(self.state_names),) or np.any(~(process_std >= 0)):
+            raise ParameterError(
+                f"process_std must be {len(self.state_names)} non-negative values {self.state_names}; "
+                f"got {process_std.tolist()}"
+            )
+        measurement_std = np.atleast_1d(np.asarray(measurement_std, dtype=float))
+        if measurement_std.ndim != 1 or np.any(~(measurement_std > 0)):
+            raise ParameterError(f"measurement_std must be positive; got {measurement_std.tolist()}")
+        lower, upper = np.array(lower, dtype=float), np.array(upper, dtype=float)
+        for name, (low, high) in (bounds or {}).items():
+            if name not in names:
+                raise ParameterError(f"bounds: unknown parameter {name!r} (one of {names})")
+            i = n_states + names.index(name)
+            lower[i], upper[i] = low, high
+        if np.any(theta0 < lower[n_states:]) or np.any(theta0 > upper[n_states:]):
+            raise ParameterError(
+                f"initial_guess {dict(zip(names, theta0.tolist()))} is outside the bounds "
+                f"{dict(zip(names, zip(lower[n_states:].tolist(), upper[n_states:].tolist())))}"
+            )
+        self.convergence_tolerance = float(convergence_tolerance)
+        x0 = np.concatenate([np.asarray(initial_state, dtype=float), theta0])
+        P0 = np.diag(np.concatenate([state_std, theta_std]) ** 2)
+        points = MerweScaledSigmaPoints(len(self.state_names), *sigma)
+        self.params, self.state = ukf_init(
+            points, x0, P0, np.diag(process_std**2), np.diag(measurement_std**2), self.dt,
+            lower_bound=lower, upper_bound=upper,
+        )  # fmt: skip
+        self._n_states = n_states
+        self._fx, self._hx = fx, hx
+        self.history: UKFHistory | None = None
+
+    def _advance(self, z, fx_args, hx_args):
+        self.state, _ = _step_kernel(self.params, self.state, z, self._fx, self._hx, fx_args, hx_args)
+
+    def _scan(self, zs, fx_args, hx_args):
+        self.state, self.history = ukf_scan(self._fx, self._hx, self.params, self.state, zs, fx_args, hx_args)
+        return self.history
+
+    # --- estimates -----------------------------------------------------------------
+    @property
+    def estimate(self) -> dict[str, float]:
+        """Current estimate of every entry of the augmented state (SI)."""
+        return dict(zip(self.state_names, np.asarray(self.state.x).tolist()))
+
+    @property
+    def parameters(self) -> dict[str, float]:
+        """Current parameter estimates (SI)."""
+        return dict(zip(self.parameter_names, np.asarray(self.state.x)[self._n_states :].tolist()))
+
+    @property
+    def parameter_std(self) -> dict[str, float]:
+        """Standard deviations of the parameter estimates, √diag(P) (SI)."""
+        variances = np.diag(np.asarray(self.state.P))[self._n_states :]
+        return dict(zip(self.parameter_names, np.sqrt(np.maximum(variances, 0.0)).tolist()))
+
+    @property
+    def converged(self) -> bool:
+        """True when every parameter's std is below ``convergence_tolerance`` × |estimate|
+        and the estimate is finite."""
+        theta = np.asarray(self.state.x)[self._n_states :]
+        std = np.array(list(self.parameter_std.values()))
+        if not np.all(np.isfinite(theta)) or not np.all(np.isfinite(std)):
+            return False
+        return bool(np.all(std <= self.convergence_tolerance * np.abs(theta)))
+
+    def parameter_history(self) -> dict[str, np.ndarray]:
+        """Per-step parameter estimates from the last ``run``."""
+        if self.history is None:
+            raise RuntimeError("no history: call run() first")
+        xs = np.asarray(self.history.x)
+        return {name: xs[:, self._n_states + i] for i, name in enumerate(self.parameter_names)}
+
+    def __repr__(self):
+        est = ", ".join(f"{k}={v:.4g}" for k, v in self.parameters.items())
+        return f"{type(self).__name__}({est}, converged={self.converged})"
+
+
+class BoucWenUKFIdentifier(_JointUKFIdentifier):
+    """Online identification of k, α, β, γ of a Bouc–Wen SDOF specimen by a joint
+    state–parameter UKF (module doc for the model).
+
+    Parameters
+    ----------
+    mass : float
+        m [kg] (known).
+    damping : float
+        c [N·s/m] (known, ≥ 0).
+    dt : float
+        Sampling interval of the measurements and of p [s].
+    initial_guess : mapping
+        Initial estimates ``{"k": …, "alpha": …, "beta": …, "gamma": …}`` (SI).
+    parameter_std : mapping or float
+        Initial standard deviation of each parameter, absolute (a mapping by name) or
+        relative to the initial guess (a float, e.g. 0.3 for 30 %).
+    measured : sequence of str
+        Measured channels, from ``MEASURABLE_CHANNELS``.
+    measurement_std : sequence of float
+        Standard deviation of the noise of each channel (its SI unit); R = diag(std²).
+    A, n : float
+        Fixed Bouc–Wen constants (A > 0, 1 ≤ n ≤ 100). Defaults 1 and 1.
+    state_std : (3,) floats
+        Initial std of x [m], v [m/s], z [m]; default (1e-6, 1e-6, 1e-6).
+    process_std : (7,) floats, optional
+        Std of the process noise per step for [x, v, z, k, α, β, γ] (SI); Q =
+        diag(std²). Default: 1e-3 × ``state_std`` on the states (model error) and
+        1e-4 × ``parameter_std`` on the parameters (a slow random walk, which lets the
+        estimate follow slowly varying parameters).
+    initial_state : (3,) floats
+        x, v, z at t_0 (default at rest, 0).
+    external_force0 : float
+        p(t_0) [N] for :meth:`step` (default 0).
+    bounds : mapping name -> (low, high), optional
+        Overrides of the physical bounds of the parameters.
+    substeps : int
+        RK4 sub-steps per sample (default 4).
+    sigma_alpha, sigma_beta, sigma_kappa : float
+        Scaled sigma-point constants α, β, κ (defaults 1e-2, 2, 0).
+    convergence_tolerance : float
+        ``converged`` is true when every parameter's std is below this fraction of
+        its estimate (default 0.02).
+    """
+
+    state_names = STATE_NAMES
+    parameter_names = PARAMETER_NAMES
+
+    def __init__(
+        self,
+        mass: float,
+        damping: float,
+        dt: float,
+        initial_guess: Mapping[str, float],
+        parameter_std: Mapping[str, float] | float = 0.3,
+        measured: Sequence[str] = ("restoring_force",),
+        measurement_std: Sequence[float] = (1.0,),
+        *,
+        A: float = 1.0,
+        n: float = 1.0,
+        state_std: Sequence[float] = (1e-6, 1e-6, 1e-6),
+        process_std: Sequence[float] | None = None,
+        initial_state: Sequence[float] = (0.0, 0.0, 0.0),
+        external_force0: float = 0.0,
+        bounds: Mapping[str, tuple[float, float]] | None = None,
+        substeps: int = 4,
+        sigma_alpha: float = 1e-2,
+        sigma_beta: float = 2.0,
+        sigma_kappa: float = 0.0,
+        convergence_tolerance: float = 0.02,
+    ):
+        self.constants = BoucWenSDOFConstants(
+            mass=_positive("mass", mass),
+            damping=_positive("damping", damping, allow_zero=True),
+            A=_positive("A", A),
+            n=float(n),
+        )
+        if not (1.0 <= self.constants.n <= 100.0):
+            raise ParameterError(f"n must be in [1, 100]; got {n!r}")
+        if not isinstance(substeps, int) or substeps < 1:
+            raise ParameterError(f"substeps must be an integer >= 1; got {substeps!r}")
+        self.measured = tuple(measured)
+        unknown = [c for c in self.measured if c not in MEASURABLE_CHANNELS]
+        if not self.measured or unknown:
+            raise ValueError(f"measured must be a non-empty subset of {MEASURABLE_CHANNELS}; got {measured!r}")
+        if np.size(measurement_std) != len(self.measured):
+            raise ParameterError(
+                f"measurement_std must hold one positive std per measured channel "
+                f"({len(self.measured)}: {self.measured}); got {list(np.atleast_1d(measurement_std))}"
+            )
+        self._setup(
+            dt=dt, initial_state=initial_state, state_std=state_std, initial_guess=initial_guess,
+            parameter_std=parameter_std, process_std=process_std, measurement_std=measurement_std,
+            lower=[-np.inf, -np.inf, -np.inf, 0.0, 0.0, 0.0, -np.inf],
+            upper=[np.inf, np.inf, np.inf, np.inf, 1.0, np.inf, np.inf],
+            bounds=bounds, sigma=(sigma_alpha, sigma_beta, sigma_kappa),
+            convergence_tolerance=convergence_tolerance,
+            fx=_process_model(substeps), hx=_measurement_model(self.measured),
+        )  # fmt: skip
+        self._previous_force = float(external_force0)
+
+    def _constant_args(self):
+        return self.constants._asdict()
+
+    def step(self, measurement, external_force: float = 0.0) -> None:
+        """Advance one sample: p(t_k) = ``external_force`` [N] and the measurement
+        vector at t_k (channels in the order of ``measured``)."""
+        z = np.atleast_1d(np.asarray(measurement, dtype=float))
+        if z.shape != (len(self.measured),):
+            raise ValueError(f"measurement must have shape ({len(self.measured)},) {self.measured}; got {z.shape}")
+        constants = self._constant_args()
+        fx_args = {"force_start": np.float64(self._previous_force), "force_end": np.float64(external_force), **constants}
+        hx_args = {"external_force": np.float64(external_force), **constants}
+        self._advance(z, fx_args, hx_args)
+        self._previous_force = float(external_force)
+
+    def run(self, measurements, external_force) -> UKFHistory:
+        """Filter a record in one compiled scan.
+
+        ``external_force`` (N+1,) [N] at t_0 … t_N; ``measurements`` (N, m) at
+        t_1 … t_N. Continues from the current estimate; returns (and stores in
+        ``history``) the per-step :class:`~rths_ident.estimators.ukf.UKFHistory`."""
+        p = np.asarray(external_force, dtype=float).reshape(-1)
+        zs = np.asarray(measurements, dtype=float)
+        if zs.ndim == 1:
+            zs = zs[:, None]
+        if zs.ndim != 2 or zs.shape[1] != len(self.measured):
+            raise ValueError(f"measurements must have shape (N, {len(self.measured)}); got {zs.shape}")
+        if p.shape != (zs.shape[0] + 1,):
+            raise ValueError(
+                f"external_force must have N+1 = {zs.shape[0] + 1} samples (t_0 … t_N); got {p.shape}"
+            )
+        constants = {k: np.full(zs.shape[0], v) for k, v in self._constant_args().items()}
+        history = self._scan(
+            zs, {"force_start": p[:-1], "force_end": p[1:], **constants}, {"external_force": p[1:], **constants}
+        )
+        self._previous_force = float(p[-1])
+        return history
+
+
+class DegradingBoucWenUKFIdentifier(_JointUKFIdentifier):
+    """Identification of k_e, f_y0 and the stiffness/strength degradation rates of a
+    displacement-driven degrading Bouc–Wen specimen (module doc, seed 000 Eqs.
+    4.2–4.7) from its measured displacement, velocity and force.
+
+    Parameters
+    ----------
+    dt : float
+        Sampling interval [s] (the model is rate-independent except for c_e ẋ).
+    initial_guess : mapping
+        ``{"k_e": N/m, "f_y0": N, "stiffness_degradation": 1/J,
+        "strength_degradation": 1/J}``.
+    parameter_std : mapping or float
+        Initial std, absolute (mapping) or relative to the guess (float). Give a
+        mapping when a degradation rate is guessed as 0.
+    alpha_sv, N, eta1, eta2 : float
+        Known shape constants (0 ≤ α_sv < 1, 1 ≤ N ≤ 100, η₁ ≥ 0, η₁ + η₂ > 0).
+    k_h, c_e : float
+        Known cubic spring [N/m³] and damping [N·s/m] (default 0).
+    force_std : float
+        Std of the force measurement noise [N].
+    min_stiffness_ratio, min_strength_ratio : float
+        Floors ρ_K, ρ_f (as in :class:`rths_ident.models.DegradingBoucWen`; 0.01).
+    state_std : (2,) floats
+        Initial std of r [N] and H [J]; default (1e-6, 1e-9).
+    process_std : (6,) floats, optional
+        Process-noise std per step for [r, H, k_e, f_y0, a, b]; default 1e-3 ×
+        ``state_std`` and 1e-4 × the initial parameter std.
+    initial_state : (2,) floats
+        r, H at the start (default virgin: 0, 0), at displacement ``displacement0``.
+    bounds : mapping, optional
+        Overrides of the default bounds k_e ≥ 0, f_y0 ≥ 0, a ≥ 0, b ≥ 0.
+    substeps, sigma_alpha, sigma_beta, sigma_kappa, convergence_tolerance :
+        as :class:`BoucWenUKFIdentifier` (substeps default 2).
+    """
+
+    state_names = DEGRADING_STATE_NAMES
+    parameter_names = DEGRADING_PARAMETER_NAMES
+
+    def __init__(
+        self,
+        dt: float,
+        initial_guess: Mapping[str, float],
+        parameter_std: Mapping[str, float] | float = 0.3,
+        *,
+        alpha_sv: float,
+        N: float,
+        eta1: float,
+        eta2: float,
+        force_std: float,
+        k_h: float = 0.0,
+        c_e: float = 0.0,
+        min_stiffness_ratio: float = 0.01,
+        min_strength_ratio: float = 0.01,
+        state_std: Sequence[float] = (1e-6, 1e-9),
+        process_std: Sequence[float] | None = None,
+        initial_state: Sequence[float] = (0.0, 0.0),
+        displacement0: float = 0.0,
+        bounds: Mapping[str, tuple[float, float]] | None = None,
+        substeps: int = 2,
+        sigma_alpha: float = 1e-2,
+        sigma_beta: float = 2.0,
+        sigma_kappa: float = 0.0,
+        convergence_tolerance: float = 0.02,
+    ):
+        if not (0.0 <= alpha_sv < 1.0):
+            raise ParameterError(f"alpha_sv must be in [0, 1); got {alpha_sv!r}")
+        if not (1.0 <= N <= 100.0):
+            raise ParameterError(f"N must be in [1, 100]; got {N!r}")
+        if not (eta1 >= 0.0 and eta1 + eta2 > 0.0):
+            raise ParameterError(f"need eta1 >= 0 and eta1 + eta2 > 0; got eta1={eta1!r}, eta2={eta2!r}")
+        for name, value in (("min_stiffness_ratio", min_stiffness_ratio), ("min_strength_ratio", min_strength_ratio)):
+            if not (0.0 < value <= 1.0):
+                raise ParameterError(f"{name} must be in (0, 1]; got {value!r}")
+        if not isinstance(substeps, int) or substeps < 1:
+            raise ParameterError(f"substeps must be an integer >= 1; got {substeps!r}")
+        self.constants = DegradingBoucWenConstants(
+            alpha_sv=float(alpha_sv), N=float(N), eta1=float(eta1), eta2=float(eta2),
+            k_h=_positive("k_h", k_h, allow_zero=True), c_e=_positive("c_e", c_e, allow_zero=True),
+            min_stiffness_ratio=float(min_stiffness_ratio), min_strength_ratio=float(min_strength_ratio),
+        )  # fmt: skip
+        self._setup(
+            dt=dt, initial_state=initial_state, state_std=state_std, initial_guess=initial_guess,
+            parameter_std=parameter_std, process_std=process_std, measurement_std=[_positive("force_std", force_std)],
+            lower=[-np.inf, -np.inf, 0.0, 0.0, 0.0, 0.0], upper=[np.inf] * 6,
+            bounds=bounds, sigma=(sigma_alpha, sigma_beta, sigma_kappa),
+            convergence_tolerance=convergence_tolerance,
+            fx=_degrading_process_model(substeps), hx=_degrading_measurement_model(),
+        )  # fmt: skip
+        self._previous_displacement = float(displacement0)
+
+    def step(self, displacement: float, velocity: float, force: float) -> None:
+        """Advance one sample: measured displacement [m], velocity [m/s] and force [N]."""
+        constants = self.constants._asdict()
+        x = np.float64(displacement)
+        fx_args = {"displacement_start": np.float64(self._previous_displacement), "displacement_end": x, **constants}
+        hx_args = {"displacement": x, "velocity": np.float64(velocity), **constants}
+        self._advance(np.atleast_1d(np.asarray(force, dtype=float)), fx_args, hx_args)
+        self._previous_displacement = float(displacement)
+
+    def run(self, displacement, velocity, force) -> UKFHistory:
+        """Filter a record in one compiled scan: ``displacement`` (N+1,) [m] at
+        t_0 … t_N (t_0 = the current state), ``velocity`` (N,) [m/s] and ``force`` (N,)
+        [N] at t_1 … t_N."""
+        x = np.asarray(displacement, dtype=float).reshape(-1)
+        v = np.asarray(velocity, dtype=float).reshape(-1)
+        f = np.asarray(force, dtype=float).reshape(-1)
+        if v.shape != f.shape or x.shape != (f.shape[0] + 1,):
+            raise ValueError(
+                f"need displacement (N+1,) and velocity, force (N,); got {x.shape}, {v.shape}, {f.shape}"
+            )
+        constants = {k: np.full(f.shape[0], val) for k, val in self.constants._asdict().items()}
+        history = self._scan(
+            f[:, None],
+            {"displacement_start": x[:-1], "displacement_end": x[1:], **constants},
+            {"displacement": x[1:], "velocity": v, **constants},
+        )
+        self._previous_displacement = float(x[-1])
+        return history
