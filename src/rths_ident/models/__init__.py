@@ -1,0 +1,51 @@
+"""Hysteresis and element models (functional core + thin wrapper; see
+CONTRIBUTING.md, "Hysteretic element models").
+
+| class | source | force |
+|---|---|---|
+| :class:`ModifiedLuGre` | seed 001 Eqs. 2.10–2.16, LIP 4.1–4.5 | σ0 z + σ1 ż + σ2 ẋ + σ3 x |
+| :class:`BoucWen` | seed 001 Eqs. 2.3–2.4 (standard Wen signs) | α k x + (1−α) k z |
+| :class:`DegradingBoucWen` | seed 000 Eqs. 4.2–4.7 + companion repo | α_sv k_e x + r + k_h x³ + c_e ẋ |
+| :class:`BilinearKinematic` | seed 001 Eq. 2.2 (= OpenSees Steel01, a_i = 0) | return map |
+| :class:`LinearElement` | m–c–k | c ẋ + k x (inertia m ẍ separate) |
+"""
+
+from rths_ident._params import ParameterError
+from rths_ident.models.base import (
+    HystereticModel,
+    direction_of_motion,
+    tangent_from_step,
+    velocity_from_displacement,
+)
+from rths_ident.models.bilinear import BilinearKinematic, BilinearParams, BilinearState
+from rths_ident.models.bouc_wen import BoucWen, BoucWenParams, BoucWenState
+from rths_ident.models.degrading_bouc_wen import (
+    DegradingBoucWen,
+    DegradingBoucWenParams,
+    DegradingBoucWenState,
+)
+from rths_ident.models.linear import LinearElement, LinearParams, LinearState
+from rths_ident.models.lugre import LuGreParams, LuGreState, ModifiedLuGre
+
+__all__ = [
+    "HystereticModel",
+    "ParameterError",
+    "tangent_from_step",
+    "direction_of_motion",
+    "velocity_from_displacement",
+    "ModifiedLuGre",
+    "LuGreParams",
+    "LuGreState",
+    "BoucWen",
+    "BoucWenParams",
+    "BoucWenState",
+    "DegradingBoucWen",
+    "DegradingBoucWenParams",
+    "DegradingBoucWenState",
+    "BilinearKinematic",
+    "BilinearParams",
+    "BilinearState",
+    "LinearElement",
+    "LinearParams",
+    "LinearState",
+]
