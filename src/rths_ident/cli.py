@@ -124,7 +124,28 @@ def _add_datasets_command(subparsers: argparse._SubParsersAction) -> None:
 # ------------------------------------------------------------------------------ main
 
 #: Functions that register one subcommand each (in the order of ``--help``).
+def _add_run_command(subparsers: argparse._SubParsersAction) -> None:
+    from rths_ident.run_command import add_run_command  # noqa: PLC0415
+
+    add_run_command(subparsers)
+
+
+def _add_fit_command(subparsers: argparse._SubParsersAction) -> None:
+    from rths_ident.fit_command import add_fit_command  # noqa: PLC0415
+
+    add_fit_command(subparsers)
+
+
+def _add_bench_command(subparsers: argparse._SubParsersAction) -> None:
+    from rths_ident.bench_command import add_bench_command  # noqa: PLC0415
+
+    add_bench_command(subparsers)
+
+
 COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
+    _add_run_command,
+    _add_fit_command,
+    _add_bench_command,
     _add_datasets_command,
 ]
 

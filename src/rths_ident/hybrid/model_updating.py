@@ -43,7 +43,8 @@ class UpdateGuards:
     max_relative_std: float = field_range(
         np.inf, low=0.0, low_inclusive=False, allow_inf=True, doc="largest accepted sqrt(P_ii)/|θ_i|"
     )
-    freeze_until_s: float = field_range(0.0, low=0.0, unit="s", doc="no update before this test time")
+    freeze_until_s: float = field_range(0.0, low=0.0, unit="s", allow_inf=True,
+                                        doc="no update before this test time (inf: never update)")
     update_every_slow_steps: int = 1
     require_converged: bool = False
 

@@ -1,0 +1,57 @@
+"""``rths-ident bench``: speed measured side by side in one run, printed as ratios.
+
+Never asserted in tests (CONTRIBUTING.md): these are measurements for people.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from rths_ident.bench import hybrid_loop  # noqa: PLC0415
+
+    quick = args.quick
+    results: dict = {}
+    which = set(args.only or ("engines", "batch", "components", "ukf"))
+    if "engines" in which:
+        r = hybrid_loop.engines(duration=4.0 if quick else 31.2, repeats=1 if quick else 2,
+                                stepwise_duration=2.0 if quick else 10.0)
+        results["engines"] = r
+        print(f"lugre-frame fused engine: {r['fused_wall_s']:.3f} s for {r['duration_s']:.1f} s simulated "
+              f"→ {r['fused_realtime_factor']:.1f}× real time ({r['fast_steps_per_s_fused']:.3g} fast steps/s)")
+        print(f"lugre-frame step-wise engine: {r['stepwise_realtime_factor']:.1f}× real time "
+              f"→ fused/step-wise = {r['fused_over_stepwise']:.1f}×")
+    if "batch" in which:
+        r = hybrid_loop.batch(n_specimens=4 if quick else 16, duration=2.0 if quick else 5.0,
+                              repeats=1 if quick else 2)
+        results["batch"] = r
+        print(f"vmap batch of {r['n_specimens']} uncertain specimens: {r['specimen_seconds_per_wall_second']:.1f} "
+              f"specimen-seconds per wall second, {r['batch_speedup_over_sequential']:.2f}× one-by-one")
+    if "components" in which:
+        r = hybrid_loop.components(n_steps=2000 if quick else 8000)
+        results["components_us_per_fast_step"] = r
+        print("cost per fast step:")
+        for name, us in r.items():
+            print(f"  {name:38s} {us:8.2f} µs")
+    if "ukf" in which:
+        from rths_ident.bench import ukf_vs_filterpy  # noqa: PLC0415
+
+        results["ukf_vs_filterpy"] = ukf_vs_filterpy.main(n_steps=100 if quick else 300, repeats=1 if quick else 3)
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(results, indent=2))
+        print(f"results → {args.json}")
+    return 0
+
+
+def add_bench_command(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``rths-ident bench``."""
+    parser = subparsers.add_parser("bench", help="measure speed side by side (ratios)",
+                                   description="Speed of rths_ident measured side by side in one run.")
+    parser.add_argument("--only", nargs="+", choices=("engines", "batch", "components", "ukf"), default=None)
+    parser.add_argument("--quick", action="store_true", help="short records and few repeats (smoke test)")
+    parser.add_argument("--json", metavar="OUT.json", default=None)
+    parser.set_defaults(func=_bench)

@@ -1,0 +1,126 @@
+"""Plots of a hybrid run (matplotlib, Agg canvas — no display needed).
+
+:func:`plot_lugre_frame` writes the figures a testing engineer looks at after a
+``lugre-frame`` run: tracking, reference vs hybrid response, the specimen's hysteresis,
+the identified parameters, and the run with updating next to the one without.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+PARAM_LABELS = {"sigma0": r"$\hat\sigma_0/\sigma_0$", "Fc": r"$\hat F_C/F_C$", "sigma3": r"$\hat\sigma_3/\sigma_3$"}
+VARIANT_STYLE = {"rls": ("tab:blue", "with updating (RLS)"), "none": ("tab:red", "no updating"),
+                 "oracle": ("tab:green", "oracle (true model)")}
+
+
+def _save(fig: Figure, path: Path) -> Path:
+    FigureCanvasAgg(fig)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return path
+
+
+def _strong_window(t, x, width=4.0):
+    """A ``width``-second window around the peak of |x| (for zoomed panels)."""
+    i = int(np.argmax(np.abs(x)))
+    start = max(t[0], t[i] - width / 2)
+    return start, min(t[-1], start + width)
+
+
+def plot_lugre_frame(result: dict, out_dir) -> list[Path]:
+    """Write the ``lugre-frame`` figures into ``out_dir``; returns their paths."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    arrays = result["_arrays"]
+    t_slow, t_fast = arrays["time_slow"], arrays["time_fast"]
+    ref = arrays["reference_floors"]
+    logs = arrays["logs"]
+    main = result["updating"]
+    main_logs = logs[main]
+    paths = []
+
+    # 1. target vs measured interface displacement (fast rate), full record and zoom
+    target = main_logs["fast"]["target"].ravel() * 1e3
+    measured = main_logs["fast"]["measured"].ravel() * 1e3
+    command = main_logs["fast"]["command"].ravel() * 1e3
+    fig = Figure(figsize=(11, 6.5))
+    ax1, ax2 = fig.add_subplot(2, 1, 1), fig.add_subplot(2, 2, 3)
+    ax3 = fig.add_subplot(2, 2, 4)
+    ax1.plot(t_fast, target, lw=0.8, label="target $x_t$")
+    ax1.plot(t_fast, measured, lw=0.8, ls="--", label="measured $x_m$")
+    ax1.set(xlabel="time [s]", ylabel="floor-1 displacement [mm]",
+            title=f"Actuator tracking — J2 = {result['J2_percent']:.3f} %, τ = {result['tau_ms']:.3f} ms "
+                  f"({result['compensation']} compensation, {result['transition']} transition)")
+    ax1.legend(loc="upper right")
+    t0, t1 = _strong_window(t_fast, target, 1.0)
+    sel = (t_fast >= t0) & (t_fast <= t1)
+    ax2.plot(t_fast[sel], target[sel], label="target")
+    ax2.plot(t_fast[sel], command[sel], lw=0.8, label="command $x_c$")
+    ax2.plot(t_fast[sel], measured[sel], ls="--", label="measured")
+    ax2.set(xlabel="time [s]", ylabel="[mm]", title="zoom at the peak")
+    ax2.legend(fontsize=8)
+    ax3.plot(t_fast, measured - target, lw=0.6, color="tab:purple")
+    ax3.set(xlabel="time [s]", ylabel="$x_m - x_t$ [mm]", title="tracking error")
+    paths.append(_save(fig, out / "tracking.png"))
+
+    # 2. reference vs hybrid, all floors
+    fig = Figure(figsize=(11, 7))
+    for i in range(3):
+        ax = fig.add_subplot(3, 1, 3 - i)
+        ax.plot(t_slow, ref[:, i] * 1e3, color="k", lw=1.2, label="reference (monolithic, true model)")
+        for mode, lg in logs.items():
+            colour, label = VARIANT_STYLE[mode]
+            j4 = result["variants"][mode]["J4_percent"][f"floor{i + 1}"]
+            ax.plot(t_slow, lg["ns"]["displacement"][:, i] * 1e3, color=colour, lw=0.8, ls="--",
+                    label=f"{label}: J4 = {j4:.2f} %")
+        ax.set(ylabel=f"floor {i + 1} [mm]")
+        ax.legend(fontsize=7, loc="upper right")
+        if i == 0:
+            ax.set_xlabel("time [s]")
+    fig.suptitle(f"Reference vs hybrid response — {result['record']}, floor mass {result['floor_mass_kg'] / 1e3:g} t")
+    paths.append(_save(fig, out / "reference_vs_hybrid.png"))
+
+    # 3. specimen hysteresis (measured)
+    fig = Figure(figsize=(6.5, 5))
+    ax = fig.add_subplot(1, 1, 1)
+    ax.plot(measured, main_logs["fast"]["force"].ravel() / 1e3, lw=0.6)
+    ax.axhline(result["params_true"]["Fc"] / 1e3, color="grey", ls=":", lw=0.8)
+    ax.axhline(-result["params_true"]["Fc"] / 1e3, color="grey", ls=":", lw=0.8, label="$\\pm F_C$")
+    ax.set(xlabel="measured displacement [mm]", ylabel="measured force [kN]",
+           title="Physical specimen (first-storey column)")
+    ax.legend()
+    paths.append(_save(fig, out / "specimen_hysteresis.png"))
+
+    # 4. parameter trajectories (normalised by the true values)
+    fig = Figure(figsize=(10, 4.5))
+    ax = fig.add_subplot(1, 1, 1)
+    estimates = main_logs["update"]["estimate"]
+    for i, name in enumerate(("sigma0", "Fc", "sigma3")):
+        ax.plot(t_slow, estimates[:, i] / result["params_true"][name], label=PARAM_LABELS[name])
+    ax.axhspan(0.98, 1.02, color="grey", alpha=0.2, label="±2 %")
+    applied = np.asarray(main_logs["update"]["applied"], dtype=bool)
+    if applied.any():
+        ax.axvline(t_slow[np.argmax(applied)], color="k", ls=":", lw=0.8, label="first update of the NS")
+    ax.set(xlabel="time [s]", ylabel="estimate / true", title="Identified specimen parameters")
+    ax.legend(loc="lower right")
+    paths.append(_save(fig, out / "parameters.png"))
+
+    # 5. updating vs no updating, side by side (roof)
+    shown = [m for m in ("none", "rls") if m in logs] or [main]
+    fig = Figure(figsize=(12, 4.5))
+    for k, mode in enumerate(shown):
+        ax = fig.add_subplot(1, len(shown), k + 1)
+        colour, label = VARIANT_STYLE[mode]
+        j4 = result["variants"][mode]["J4_percent"]["floor3"]
+        ax.plot(t_slow, ref[:, 2] * 1e3, color="k", lw=1.2, label="reference")
+        ax.plot(t_slow, logs[mode]["ns"]["displacement"][:, 2] * 1e3, color=colour, lw=0.9, ls="--",
+                label="hybrid")
+        ax.set(xlabel="time [s]", ylabel="roof displacement [mm]", title=f"{label}: roof J4 = {j4:.2f} %")
+        ax.legend(loc="upper right")
+    paths.append(_save(fig, out / "updating_vs_none.png"))
+    return paths
