@@ -21,6 +21,7 @@ import numpy as np
 
 from rths_ident.hybrid import actuator as act
 from rths_ident.hybrid import sensors
+from rths_ident.hybrid.engine import canonical_state
 from rths_ident.hybrid.scenarios import lugre_frame as lf
 from rths_ident.models import ModifiedLuGre
 
@@ -45,9 +46,9 @@ def engines(duration: float = 10.0, repeats: int = 2, stepwise_duration: float |
     # step-wise on a shorter stretch if asked (it is the slow path); compiled first
     sw_cfg = cfg if stepwise_duration is None else dataclasses.replace(cfg, duration=stepwise_duration)
     sw_built = built if stepwise_duration is None else lf.build(sw_cfg)
-    sw_initial = lf.initial_loop_state(sw_built)
+    sw_initial = canonical_state(lf.initial_loop_state(sw_built))
     stepper = lf._stepper(sw_built)
-    jax.block_until_ready(stepper(sw_built.fast_params, sw_initial, 0, jnp.asarray(sw_built.ground_accel[0])))
+    jax.block_until_ready(stepper(sw_built.fast_params, sw_initial, 0, sw_built.ground_accel[0]))  # compile
     sw_s = _best(lambda: lf.run_stepwise(stepper, sw_built.fast_params, sw_initial,
                                          np.asarray(sw_built.ground_accel))[0], max(1, repeats - 1))
     sim_fused = float(built.time_slow[-1])

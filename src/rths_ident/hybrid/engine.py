@@ -117,7 +117,7 @@ def run_stepwise(
     ``on_step`` is called after every step (progress bars, pacing, remote NS I/O).
     Returns the final state and logs stacked like :func:`run_fused`'s.
     """
-    state = initial
+    state = canonical_state(initial)
     per_step: list = []
     ground_accel_slow = np.asarray(ground_accel_slow)
     for k in range(ground_accel_slow.shape[0]):
@@ -131,6 +131,18 @@ def run_stepwise(
         if on_step is not None:
             on_step(k, state, log_np)
     return state, stack_logs(per_step)
+
+
+def canonical_state(state):
+    """Every leaf as a JAX array with an explicit dtype (no weak types, no Python
+    scalars), i.e. exactly the types a jitted step returns — so the step-wise engine's
+    jitted call is traced once, not again after its first output."""
+
+    def leaf(x):
+        arr = jnp.asarray(x)
+        return jnp.asarray(arr, dtype=arr.dtype)
+
+    return jax.tree_util.tree_map(leaf, state)
 
 
 def stack_logs(per_step: list) -> dict:

@@ -170,6 +170,13 @@ class Built(NamedTuple):
     guards: UpdateGuards
 
 
+def _read(sensor_params, noisy_value):
+    """ADC of a channel whose noise was already added (quantization if configured)."""
+    if sensor_params.adc_bits > 0:
+        return sensors.quantize(noisy_value, sensor_params.adc_full_scale, sensor_params.adc_bits)
+    return noisy_value
+
+
 def _column_params(cfg: LugreFrameConfig):
     return ModifiedLuGre.params_from_physical(
         k=cfg.column_stiffness, Fy=cfg.column_yield_force, alpha=cfg.column_alpha, m=cfg.column_mass,
@@ -305,7 +312,15 @@ def build(cfg: LugreFrameConfig) -> Built:
         newest = fs["previous_target"] if cfg.transition == "ddmrt" else target
         tr_state, tr_out = tr_module.step(fp["transition"], fs["transition"], newest)
 
-        def fast_step(carry, x_target):
+        # sensor noise for the whole chunk in one draw per channel (same statistics as
+        # one draw per sample; much cheaper inside the compiled loop)
+        zeros = jnp.zeros(ratio)
+        sd, noise_x = sensors.sensor_step(fp["sensor_displacement"], fs["sensor_displacement"], zeros, dt_fast)
+        sf, noise_f = sensors.sensor_step(fp["sensor_force"], fs["sensor_force"], zeros, dt_fast)
+        sv, noise_v = sensors.sensor_step(fp["sensor_velocity"], fs["sensor_velocity"], zeros, dt_fast)
+
+        def fast_step(carry, inputs):
+            x_target, nx, nf, nv = inputs
             if comp_module is not None:
                 comp_state, x_command = comp_module.step(
                     fp["compensation"], carry["compensation"], x_target, carry["measured_displacement"], dt_fast
@@ -314,19 +329,19 @@ def build(cfg: LugreFrameConfig) -> Built:
                 comp_state, x_command = (), x_target
             act_state, out = act.actuator_step(fp["actuator"], ModifiedLuGre, fp["specimen"], carry["actuator"],
                                                x_command, dt_fast)
-            sd, x_m = sensors.sensor_step(fp["sensor_displacement"], carry["sensor_displacement"],
-                                          out["x_measured"], dt_fast)
-            sf, f_m = sensors.sensor_step(fp["sensor_force"], carry["sensor_force"], out["restoring_force"], dt_fast)
-            sv, v_m = sensors.sensor_step(fp["sensor_velocity"], carry["sensor_velocity"], out["v"], dt_fast)
+            x_m = _read(fp["sensor_displacement"], out["x_measured"] + nx)
+            f_m = _read(fp["sensor_force"], out["restoring_force"] + nf)
+            v_m = _read(fp["sensor_velocity"], out["v"] + nv)
             id_state, _ = lugre_identifier.step(fp["identifier"], carry["identifier"], x_m, v_m, f_m, dt_fast)
-            new = dict(carry, compensation=comp_state, actuator=act_state, sensor_displacement=sd,
-                       sensor_force=sf, sensor_velocity=sv, identifier=id_state, measured_displacement=x_m)
+            new = dict(carry, compensation=comp_state, actuator=act_state, identifier=id_state,
+                       measured_displacement=x_m)
             log = {"target": x_target, "command": x_command, "measured": x_m, "force": f_m,
                    "true_force": out["restoring_force"], "limit": out["limit_code"]}
             return new, log
 
-        carry = dict(fs, transition=tr_state, previous_target=jnp.asarray(target, jnp.float64))
-        carry, log = jax.lax.scan(fast_step, carry, tr_out.samples)
+        carry = dict(fs, transition=tr_state, previous_target=jnp.asarray(target, jnp.float64),
+                     sensor_displacement=sd, sensor_force=sf, sensor_velocity=sv)
+        carry, log = jax.lax.scan(fast_step, carry, (tr_out.samples, noise_x, noise_f, noise_v))
         feedback = log["force"][-1]  # ZOH: the force measured at the end of the slow step
         return carry, log, feedback
 

@@ -1,0 +1,39 @@
+import json
+
+import pytest
+
+from rths_ident.cli import main
+
+pytestmark = pytest.mark.slow
+
+
+def test_run_lugre_frame_writes_metrics_and_plots(tmp_path, capsys):
+    out = tmp_path / "metrics.json"
+    code = main(["run", "lugre-frame", "--duration", "3", "--json", str(out), "--plots", str(tmp_path / "plots"),
+                 "--quiet"])
+    assert code == 0
+    metrics = json.loads(out.read_text())
+    for key in ("J2_percent", "J4_percent", "J4_force_percent", "tau_ms", "params_true", "params_final",
+                "param_error_percent", "convergence_time_s", "realtime_factor", "sim_duration_s", "wall_s"):
+        assert key in metrics
+    assert set(metrics["J4_percent"]) == {"floor1", "floor2", "floor3"}
+    assert metrics["sim_duration_s"] == pytest.approx(3.0)
+    assert metrics["realtime_factor"] == pytest.approx(metrics["sim_duration_s"] / metrics["wall_s"])
+    assert set(metrics["variants"]) == {"rls", "none", "oracle"}
+    pngs = sorted(p.name for p in (tmp_path / "plots").glob("*.png"))
+    assert pngs == ["parameters.png", "reference_vs_hybrid.png", "specimen_hysteresis.png", "tracking.png",
+                    "updating_vs_none.png"]
+    report = capsys.readouterr().out
+    assert "identified / true" in report and "real time" in report
+
+
+def test_run_bad_record_is_a_clean_error(capsys):
+    code = main(["run", "lugre-frame", "--record", "nope", "--quiet"])
+    assert code == 1
+    assert "nope" in capsys.readouterr().err
+
+
+def test_bench_components_quick(capsys):
+    assert main(["bench", "--quick", "--only", "components"]) == 0
+    out = capsys.readouterr().out
+    assert "LuGre identifier" in out and "µs" in out
