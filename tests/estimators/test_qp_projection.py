@@ -1,0 +1,183 @@
+"""Exact P⁻¹-metric projection checked against two real QP solvers (quadprog, daqp), and
+constrained RLS checked step by step against RLS + quadprog."""
+
+import daqp
+import jax
+import numpy as np
+import pytest
+import quadprog
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import rths_ident  # noqa: F401  (float64)
+from rths_ident._params import ParameterError
+from rths_ident.estimators import qp_projection as qp
+
+project = jax.jit(qp.project)
+
+
+def _random_problem(rng, n, p, cond_exp=4.0):
+    """Random SPD P (condition up to 10^cond_exp), random box containing a point c,
+    inequalities A θ ≤ b satisfied strictly at c, and a point θ̂ mostly outside."""
+    Q, _ = np.linalg.qr(rng.normal(size=(n, n)))
+    eig = 10.0 ** rng.uniform(-cond_exp / 2, cond_exp / 2, n) * 10.0 ** rng.uniform(-3, 3)
+    P = (Q * eig) @ Q.T
+    P = 0.5 * (P + P.T)
+    scale = 10.0 ** rng.uniform(-2, 3)
+    c = scale * rng.normal(size=n)
+    lower = c - scale * rng.uniform(0.05, 2.0, n)
+    upper = c + scale * rng.uniform(0.05, 2.0, n)
+    A = rng.normal(size=(p, n))
+    b = A @ c + scale * rng.uniform(0.01, 1.0, p)
+    theta_hat = c + 3.0 * scale * rng.normal(size=n)
+    return theta_hat, P, lower, upper, A, b, scale
+
+
+def _quadprog(theta_hat, P, lower, upper, A, b):
+    H = np.linalg.inv(P)
+    H = 0.5 * (H + H.T)
+    n = len(theta_hat)
+    C = np.vstack([np.eye(n), -np.eye(n), -A]).T  # quadprog: Cᵀ x ≥ b
+    rhs = np.concatenate([lower, -upper, -b])
+    return quadprog.solve_qp(H, H @ theta_hat, C, rhs, 0)[0]
+
+
+def _daqp(theta_hat, P, lower, upper, A, b):
+    H = np.linalg.inv(P)
+    H = np.ascontiguousarray(0.5 * (H + H.T))
+    f = -H @ theta_hat
+    # first n bounds are simple bounds, then general rows
+    A_gen = np.ascontiguousarray(A, dtype=float).reshape(-1, len(theta_hat))
+    bu = np.concatenate([upper, b])
+    bl = np.concatenate([lower, np.full(len(b), -1e30)])
+    x, _, exitflag, _ = daqp.solve(H, f, A_gen, bu, bl, np.zeros(len(bu), dtype=np.int32),
+                                   primal_tol=1e-12, dual_tol=1e-14)
+    assert exitflag == 1
+    return np.asarray(x)
+
+
+@settings(max_examples=100, deadline=None, derandomize=True)
+@given(seed=st.integers(0, 2**32 - 1), p=st.integers(1, 2))
+def test_projection_matches_quadprog_and_daqp(seed, p):
+    """n = 3 (the LuGre case): random SPD P (condition ≤ 1e4), boxes, inequalities."""
+    rng = np.random.default_rng(seed)
+    theta_hat, P, lower, upper, A, b, scale = _random_problem(rng, 3, p)
+    ours = np.asarray(project(theta_hat, P, lower, upper, A, b))
+    reference = _quadprog(theta_hat, P, lower, upper, A, b)
+    size = max(scale, np.abs(reference).max())
+    np.testing.assert_allclose(ours, reference, rtol=0, atol=1e-8 * size)
+    np.testing.assert_allclose(ours, _daqp(theta_hat, P, lower, upper, A, b), rtol=0, atol=1e-7 * size)
+    assert np.all(ours >= lower) and np.all(ours <= upper)  # the box holds exactly
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_other_sizes_match_quadprog(n):
+    rng = np.random.default_rng(100 + n)
+    for _ in range(100):
+        theta_hat, P, lower, upper, A, b, scale = _random_problem(rng, n, 1)
+        ours = np.asarray(project(theta_hat, P, lower, upper, A, b))
+        reference = _quadprog(theta_hat, P, lower, upper, A, b)
+        np.testing.assert_allclose(ours, reference, rtol=0, atol=1e-8 * max(scale, np.abs(reference).max()))
+
+
+def test_many_random_cases_to_1e_8():
+    """1000 seeded cases, n = 3, one or two inequalities, condition number up to 1e6."""
+    rng = np.random.default_rng(2024)
+    worst = 0.0
+    for _ in range(1000):
+        theta_hat, P, lower, upper, A, b, scale = _random_problem(rng, 3, int(rng.integers(1, 3)), cond_exp=6.0)
+        ours = np.asarray(project(theta_hat, P, lower, upper, A, b))
+        reference = _quadprog(theta_hat, P, lower, upper, A, b)
+        worst = max(worst, np.abs(ours - reference).max() / max(scale, np.abs(reference).max()))
+    assert worst < 1e-8
+
+
+def test_degenerate_constraints_redundant_rows_through_a_vertex():
+    """Extra inequalities that duplicate box faces and pass through the same vertex."""
+    P = np.array([[2.0, 0.9, 0.1], [0.9, 1.0, 0.3], [0.1, 0.3, 0.5]])
+    lower, upper = np.zeros(3), np.ones(3)
+    A = np.array([[1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [2.0, 1.0, 1.0]])
+    b = np.array([1.0, 2.0, 4.0])  # all active at (1, 1, 1)
+    for theta_hat in ([3.0, 2.0, 5.0], [1.5, 1.2, 0.5], [-1.0, 3.0, 3.0]):
+        ours = np.asarray(project(np.array(theta_hat), P, lower, upper, A, b))
+        np.testing.assert_allclose(ours, _quadprog(np.array(theta_hat), P, lower, upper, A, b), atol=1e-10)
+
+
+def test_interior_point_is_unchanged_and_infinite_bounds_work():
+    P = np.diag([1.0, 4.0])
+    inside = np.array([0.3, -0.2])
+    np.testing.assert_array_equal(project(inside, P, [-1.0, -1.0], [1.0, 1.0]), inside)
+    # one-sided box: θ1 ≥ 0 only
+    out = np.asarray(project(np.array([-2.0, 5.0]), P, [0.0, -np.inf], [np.inf, np.inf]))
+    np.testing.assert_allclose(out, [0.0, 5.0], atol=1e-14)
+    # correlated metric moves the free coordinate: θ2 = θ̂2 − P21/P11 (θ̂1 − 0)
+    Pc = np.array([[1.0, 0.5], [0.5, 2.0]])
+    out = np.asarray(project(np.array([-2.0, 5.0]), Pc, [0.0, -np.inf], [np.inf, np.inf]))
+    np.testing.assert_allclose(out, [0.0, 5.0 + 0.5 * 2.0], atol=1e-12)
+
+
+def test_euclidean_clip_is_the_seed_projection():
+    theta = np.array([-1.0, 0.5, 3.0])
+    np.testing.assert_array_equal(qp.clip_to_box(theta, 0.0, 1.0), np.clip(theta, 0.0, 1.0))
+
+
+N_RUN = 600
+_run = jax.jit(qp.run)
+
+
+def test_constrained_rls_step_equals_rls_then_quadprog_and_never_violates_bounds():
+    """Reference: the RLS recursion written out in numpy, each step followed by quadprog."""
+    rng = np.random.default_rng(9)
+    theta_true = np.array([1.5, -0.5, 0.8])  # outside the constraints in two coordinates
+    Phi = rng.normal(size=(N_RUN, 3))
+    Y = Phi @ theta_true + 0.3 * rng.normal(size=N_RUN)
+    lower, upper = np.zeros(3), np.ones(3)
+    A, b = np.array([[1.0, 1.0, 1.0]]), np.array([1.6])
+    lam = 0.99
+    params = qp.ConstrainedRLSParams.box(lower, upper, A, b, forgetting=lam)
+    _, hist = _run(params, qp.init(params, np.full(3, 0.2), 10.0), Phi, Y)
+    thetas = np.asarray(hist.theta)
+    theta, P = np.full(3, 0.2), 10.0 * np.eye(3)
+    for k in range(N_RUN):
+        gain = P @ Phi[k] / (lam + Phi[k] @ P @ Phi[k])
+        unconstrained = theta + gain * (Y[k] - Phi[k] @ theta)
+        P = (P - np.outer(gain, Phi[k] @ P)) / lam  # the projection does not touch P
+        theta = _quadprog(unconstrained, P, lower, upper, A, b)
+        np.testing.assert_allclose(thetas[k], theta, atol=1e-9)
+    assert np.all(thetas >= lower) and np.all(thetas <= upper)
+    assert np.all(thetas @ A[0] <= b[0] + 1e-12)
+
+
+@settings(max_examples=12, deadline=None, derandomize=True)
+@given(seed=st.integers(0, 2**32 - 1), lam=st.sampled_from([1.0, 0.99, 0.9]),
+       projection=st.sampled_from(["weighted", "euclidean"]))
+def test_bounds_never_violated_in_long_runs(seed, lam, projection):
+    rng = np.random.default_rng(seed)
+    Phi = rng.normal(size=(N_RUN, 3)) * 10.0 ** rng.uniform(-2, 2, 3)
+    Y = Phi @ (5.0 * rng.normal(size=3)) + rng.normal(size=N_RUN) * 10.0 ** rng.uniform(-3, 1)
+    lower = -rng.uniform(0.1, 1.0, 3)
+    upper = rng.uniform(0.1, 1.0, 3)
+    A = rng.normal(size=(1, 3))
+    b = np.abs(A).sum(axis=1) * 0.05  # the origin (inside the box) satisfies A θ ≤ b
+    params = qp.ConstrainedRLSParams.box(lower, upper, A, b, projection=projection, forgetting=lam, trace_cap=1e6)
+    _, hist = _run(params, qp.init(params, np.zeros(3), 100.0), Phi, Y)
+    thetas = np.asarray(hist.theta)
+    assert np.all(np.isfinite(thetas))
+    assert np.all(thetas >= lower) and np.all(thetas <= upper)
+    if projection == "weighted":
+        assert np.all(thetas @ A[0] <= b[0] + 1e-9)
+
+
+def test_wrapper_and_validation():
+    crls = qp.ConstrainedRLS(2, theta0=[5.0, 5.0], P0=1.0, lower=[0.0, 0.0], upper=[1.0, 2.0])
+    np.testing.assert_array_equal(crls.theta, [1.0, 2.0])  # θ̂(0) projected
+    crls.update([1.0, 0.0], 10.0)
+    assert 0.0 <= crls.theta[0] <= 1.0 and 0.0 <= crls.theta[1] <= 2.0
+    with pytest.raises(ParameterError, match="lower ≤ upper"):
+        qp.ConstrainedRLSParams.box([1.0, 0.0], [0.0, 1.0])
+    with pytest.raises(ParameterError, match="projection"):
+        qp.ConstrainedRLSParams.box([0.0], [1.0], projection="l1")
+    with pytest.raises(ParameterError, match="A must be"):
+        qp.ConstrainedRLSParams.box([0.0, 0.0], [1.0, 1.0], A=[[1.0, 1.0, 1.0]], b=[1.0])
+    with pytest.raises(ParameterError, match="MAX_CANDIDATE_SETS"):
+        qp.project(np.zeros(12), np.eye(12), -np.ones(12), np.ones(12), np.ones((10, 12)), np.ones(10))
