@@ -1,1 +1,75 @@
-"""Online and offline estimators (RLS with QP projection, LMS family, UKF/EKF, identifiers)."""
+"""Online and offline estimators.
+
+Online (each a pure ``init``/``update`` core usable in ``lax.scan``/``vmap`` plus a small
+stateful wrapper, filterpy-style):
+
+* :class:`RLS` — recursive least squares (forgetting, covariance guards, dead zone);
+* :class:`ConstrainedRLS` — RLS + exact projection onto ``lb ≤ θ ≤ ub, Aθ ≤ b`` in the
+  metric of P⁻¹ (:func:`project`);
+* :class:`LMS` — LMS, NLMS and leaky LMS with the step-size stability bound;
+* :class:`UnscentedKalmanFilter` + :class:`MerweScaledSigmaPoints` — a drop-in for
+  filterpy's, with ``fx``/``hx`` in ``jax.numpy``; :func:`ukf_scan` for whole records;
+* :class:`ExtendedKalmanFilter` — Jacobians from ``jax.jacfwd``.
+
+Identifiers (estimator + model + observer, ready for the model-updating hook):
+:class:`LuGreIdentifier`, :class:`BoucWenUKFIdentifier`,
+:class:`DegradingBoucWenUKFIdentifier`.
+
+Offline fitting of logged tests: :mod:`rths_ident.estimators.offline`.
+"""
+
+from rths_ident.estimators import lms, lugre_identifier, qp_projection, rls
+from rths_ident.estimators.boucwen_ukf_identifier import BoucWenUKFIdentifier, DegradingBoucWenUKFIdentifier
+from rths_ident.estimators.ekf import ExtendedKalmanFilter, ekf_init, ekf_predict, ekf_scan, ekf_step, ekf_update
+from rths_ident.estimators.lms import LMS, LMSParams, LMSStabilityWarning, delay_line_regressors, lms_stability_bound
+from rths_ident.estimators.lugre_identifier import (
+    LuGreIdentifier,
+    LuGreIdentifierOutput,
+    LuGreIdentifierParams,
+    identification_errors,
+)
+from rths_ident.estimators.qp_projection import ConstrainedRLS, ConstrainedRLSParams, clip_to_box, project
+from rths_ident.estimators.rls import RLS, RLSParams, RLSState
+from rths_ident.estimators.sigma_points import MerweScaledSigmaPoints
+from rths_ident.estimators.ukf import UnscentedKalmanFilter, ukf_init, ukf_predict, ukf_scan, ukf_step, ukf_update
+
+lugre_identifier_step = lugre_identifier.step
+
+__all__ = [
+    "RLS",
+    "RLSParams",
+    "RLSState",
+    "ConstrainedRLS",
+    "ConstrainedRLSParams",
+    "project",
+    "clip_to_box",
+    "LMS",
+    "LMSParams",
+    "LMSStabilityWarning",
+    "lms_stability_bound",
+    "delay_line_regressors",
+    "MerweScaledSigmaPoints",
+    "UnscentedKalmanFilter",
+    "ukf_init",
+    "ukf_predict",
+    "ukf_update",
+    "ukf_step",
+    "ukf_scan",
+    "ExtendedKalmanFilter",
+    "ekf_init",
+    "ekf_predict",
+    "ekf_update",
+    "ekf_step",
+    "ekf_scan",
+    "LuGreIdentifier",
+    "LuGreIdentifierParams",
+    "LuGreIdentifierOutput",
+    "identification_errors",
+    "lugre_identifier_step",
+    "BoucWenUKFIdentifier",
+    "DegradingBoucWenUKFIdentifier",
+    "rls",
+    "qp_projection",
+    "lms",
+    "lugre_identifier",
+]

@@ -119,12 +119,22 @@ def project(theta_hat, covariance, lower, upper, A=None, b=None) -> jax.Array:
         raise ParameterError(f"project: A has {A.shape[0]} rows but b has {b.shape[0]} entries")
     G = jnp.concatenate([jnp.eye(n), -jnp.eye(n), A], axis=0)
     h = jnp.concatenate([upper, -lower, b])
-    m = G.shape[0]
+    # θ̂ already feasible: it is the minimiser (the empty active set). In an online
+    # estimator this is almost every step, so the enumeration is skipped then
+    # (``lax.cond`` runs one branch on CPU).
+    feasible = jnp.all(G @ theta_hat <= h)
+    return jax.lax.cond(feasible, lambda: theta_hat, lambda: _enumerate_active_sets(theta_hat, P, G, h, lower, upper,
+                                                                                    A.shape[0]))
+
+
+def _enumerate_active_sets(theta_hat, P, G, h, lower, upper, n_general):
+    """The exact projection for an infeasible θ̂ (see the module docstring)."""
+    n = theta_hat.shape[0]
     # ‖G_j‖ in the metric P (so G_j θ − h_j over it is a P⁻¹-distance to the hyperplane)
     row_norm = jnp.sqrt(jnp.einsum("jn,nl,jl->j", G, P, G))
 
     thetas, scores = [], []
-    for idx in _candidate_sets(n, A.shape[0]):
+    for idx in _candidate_sets(n, n_general):
         k = idx.shape[1]
         if k == 0:
             cand = theta_hat[None, :]

@@ -1,2 +1,57 @@
 """The virtual RTHS loop: transfer system, compensation, rate transition, sensors,
-model-updating hook and the loop engines."""
+model-updating hook, loop engines and scenarios.
+
+* :mod:`.actuator` — Carrion & Spencer servo-hydraulic actuator with control–structure
+  interaction, similitude scaling, stroke/velocity/force limits;
+* :mod:`.sensors` — band-limited noise and ADC quantization;
+* :mod:`.compensation` — polynomial extrapolation, AMB, dAMB;
+* :mod:`.rate_transition` — predictor–corrector, DDMRT, ZOH;
+* :mod:`.model_updating` — the guarded hook that pushes identified parameters into the
+  numerical substructure;
+* :mod:`.engine` — fused (one ``lax.scan``) and step-wise engines;
+* :mod:`.scenarios` — ready-made tests (``lugre_frame``).
+"""
+
+from rths_ident.hybrid import compensation, engine, model_updating, rate_transition
+from rths_ident.hybrid.actuator import (
+    ActuatorLimitError,
+    ActuatorState,
+    CarrionSpencerParams,
+    ServoHydraulicActuator,
+    actuator_init,
+    actuator_run,
+    actuator_step,
+    closed_loop_transfer_function,
+    phase_delay,
+)
+from rths_ident.hybrid.engine import LoopAborted, LoopState, SlowStepFunctions, run_fused, run_stepwise
+from rths_ident.hybrid.model_updating import UpdateGuards, hook_init, hook_step
+from rths_ident.hybrid.sensors import Sensor, SensorParams, sensor_init, sensor_step
+
+__all__ = [
+    "ActuatorLimitError",
+    "ActuatorState",
+    "CarrionSpencerParams",
+    "ServoHydraulicActuator",
+    "actuator_init",
+    "actuator_run",
+    "actuator_step",
+    "closed_loop_transfer_function",
+    "phase_delay",
+    "Sensor",
+    "SensorParams",
+    "sensor_init",
+    "sensor_step",
+    "UpdateGuards",
+    "hook_init",
+    "hook_step",
+    "LoopAborted",
+    "LoopState",
+    "SlowStepFunctions",
+    "run_fused",
+    "run_stepwise",
+    "compensation",
+    "rate_transition",
+    "engine",
+    "model_updating",
+]
