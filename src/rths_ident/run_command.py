@@ -63,6 +63,7 @@ def _run(args: argparse.Namespace) -> int:
         record=args.record, floor_mass=args.floor_mass, duration=args.duration, updating=args.updating,
         compensation=args.compensation, transition=args.transition, initial_error=args.initial_error,
         fast_rate=args.fast_rate, slow_rate=args.slow_rate, sensor_noise=not args.no_noise, seed=args.seed,
+        identifier_rate=args.identifier_rate, transfer_system=args.transfer_system,
     )
     progress, bar = (None, None)
     if args.engine == "stepwise" and not args.quiet:
@@ -106,6 +107,10 @@ def add_run_command(subparsers: argparse._SubParsersAction) -> None:
                         help="wrong initial NS parameters (seed 001: S1 = −10/−30/−30 %%, S2 = −30 %% all)")
     parser.add_argument("--fast-rate", type=float, default=4000.0, help="fast (controller) rate [Hz]")
     parser.add_argument("--slow-rate", type=float, default=50.0, help="slow (numerical substructure) rate [Hz]")
+    parser.add_argument("--transfer-system", choices=("carrion-spencer", "ideal"), default="carrion-spencer",
+                        help="servo-hydraulic actuator with CSI, or an ideal one (seed 001's virtual test)")
+    parser.add_argument("--identifier-rate", type=float, default=None,
+                        help="identifier sample rate [Hz] (default: the lowest rate ≥ 1 kHz dividing the fast rate)")
     parser.add_argument("--no-noise", action="store_true", help="ideal sensors")
     parser.add_argument("--no-compare", action="store_true",
                         help="skip the comparison runs (no updating, oracle)")

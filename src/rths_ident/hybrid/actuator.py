@@ -464,6 +464,37 @@ def actuator_step(params: CarrionSpencerParams, specimen_model, specimen_params,
     return new_state, outputs
 
 
+def ideal_actuator_step(params: CarrionSpencerParams, specimen_model, specimen_params, state: ActuatorState,
+                        x_command, dt):
+    """A perfect transfer system: the specimen is at ``x_command`` at the end of the step
+    (velocity by backward difference, acceleration likewise). Same state and outputs as
+    :func:`actuator_step` (``params`` only supplies the limits), so a loop can swap the
+    two — e.g. to reproduce seed 001's virtual hybrid simulation, which has no actuator.
+    """
+    x = jnp.asarray(x_command, dtype=jnp.float64)
+    dt = jnp.asarray(dt, dtype=jnp.float64)
+    v = (x - state.displacement) / dt
+    accel = (v - state.velocity) / dt
+    specimen_state, restoring_force = specimen_model.step(specimen_params, state.specimen_state, x, v, dt)
+    restoring_force = jnp.asarray(restoring_force, dtype=jnp.float64)
+    time = state.time + dt
+    stroke_bad = jnp.abs(x) > params.stroke_limit
+    velocity_bad = jnp.abs(v) > params.velocity_limit
+    code = LIMIT_STROKE * stroke_bad.astype(jnp.int32) + LIMIT_VELOCITY * velocity_bad.astype(jnp.int32)
+    first = (state.limit_code == 0) & (code != 0)
+    new_state = state._replace(
+        displacement=x, velocity=v, piston_force=restoring_force, restoring_force=restoring_force,
+        specimen_state=specimen_state, time=time,
+        limit_code=jnp.where(first, code, state.limit_code).astype(jnp.int32),
+        limit_time=jnp.where(first, time, state.limit_time),
+        limit_value=jnp.where(first, jnp.where(stroke_bad, x, v), state.limit_value),
+    )
+    outputs = {"x_measured": x, "v": v, "a": accel, "force_measured": restoring_force,
+               "restoring_force": restoring_force, "valve_current": jnp.zeros(()), "time": time,
+               "limit_code": code, "limit_exceeded": code != 0}
+    return new_state, outputs
+
+
 def actuator_run(params, specimen_model, specimen_params, state, x_commands, dt):
     """``lax.scan`` of :func:`actuator_step` over a command record (one per period).
     Returns the final state and the outputs stacked along the first axis."""
