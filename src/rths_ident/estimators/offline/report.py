@@ -1,0 +1,151 @@
+"""Readable text report and loop plots of offline fits."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+
+from rths_ident.estimators.offline.result import FitResult
+
+__all__ = ["format_report", "format_ranking", "plot_fit", "plot_posterior"]
+
+#: display units: name -> factor from SI
+DISPLACEMENT_UNITS = {"m": 1.0, "cm": 1e2, "mm": 1e3, "in": 1.0 / 0.0254}
+FORCE_UNITS = {"N": 1.0, "kN": 1e-3, "MN": 1e-6, "lbf": 1.0 / 4.4482216152605, "kip": 1.0 / 4448.2216152605}
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.5g}"
+
+
+def format_report(result: FitResult) -> str:
+    """Multi-line text: data, parameters (SI, with posterior columns for Bayesian fits),
+    held parameters, and the force NRMSE in both normalisations."""
+    data = result.data
+    lines = [f"rths-ident fit: model {result.model}, method {result.method}"]
+    timing = ("physical time" if data.time_is_physical
+              else "quasi-static: pseudo-time (1 s per sample), rate-dependent terms held at 0")
+    lines.append(f"data: {data.source} ({data.n_samples} samples; {timing})")
+    lines.append(f"range: displacement {_fmt(data.displacement.min())} … {_fmt(data.displacement.max())} m, "
+                 f"force {_fmt(data.force.min())} … {_fmt(data.force.max())} N")
+    lines.append("")
+    header = f"  {'parameter':<22} {'value':>12}  {'unit':<8}"
+    if result.posterior:
+        header += f" {'sd':>10} {'hdi_3%':>11} {'hdi_97%':>11} {'r_hat':>6} {'ess_bulk':>8}"
+    lines.append(header)
+    for name in result.fitted:
+        row = f"  {name:<22} {_fmt(result.params[name]):>12}  {result.units.get(name, '-'):<8}"
+        if result.posterior and name in result.posterior:
+            p = result.posterior[name]
+            row += (f" {_fmt(p['sd']):>10} {_fmt(p['hdi_3%']):>11} {_fmt(p['hdi_97%']):>11}"
+                    f" {p['r_hat']:>6.3f} {p['ess_bulk']:>8.0f}")
+        lines.append(row)
+    if result.posterior and "noise_std" in result.posterior:
+        p = result.posterior["noise_std"]
+        lines.append(f"  {'noise_std':<22} {_fmt(p['mean']):>12}  {'N':<8} {_fmt(p['sd']):>10}"
+                     f" {_fmt(p['hdi_3%']):>11} {_fmt(p['hdi_97%']):>11} {p['r_hat']:>6.3f} {p['ess_bulk']:>8.0f}")
+    held = [n for n in result.params if n not in result.fitted]
+    if held:
+        lines.append("  held: " + ", ".join(f"{n} = {_fmt(result.params[n])}" for n in held))
+    lines.append("")
+    g = result.goodness
+    lines.append(f"force NRMSE {g['nrmse_percent']:.2f} % of the force range "
+                 f"(rms/rms {g['nrmse_rms_percent']:.2f} %, R² {g['r_squared']:.4f})")
+    if result.posterior is not None:
+        bad = [n for n, p in result.posterior.items() if p["r_hat"] > 1.05]
+        divergences = result.details.get("divergences", 0)
+        lines.append(f"MCMC: {result.details.get('chains')} chains × {result.details.get('draws')} draws, "
+                     f"{divergences} divergences" + (f"; r_hat > 1.05 for {', '.join(bad)}" if bad else "; all r_hat ≤ 1.05"))
+    return "\n".join(lines)
+
+
+def format_ranking(results: Sequence[FitResult]) -> str:
+    """Table of several fits of one test, best (lowest NRMSE) first."""
+    ordered = sorted(results, key=lambda r: r.nrmse_percent)
+    lines = [f"  {'rank':<5}{'model':<20}{'method':<8}{'NRMSE % (range)':>16}{'NRMSE % (rms)':>15}{'R²':>9}"]
+    for i, r in enumerate(ordered, start=1):
+        lines.append(f"  {i:<5}{r.model:<20}{r.method:<8}{r.nrmse_percent:>16.2f}{r.nrmse_rms_percent:>15.2f}"
+                     f"{r.goodness['r_squared']:>9.4f}")
+    return "\n".join(lines)
+
+
+def plot_fit(results: FitResult | Sequence[FitResult], path, *, displacement_unit: str = "m",
+             force_unit: str = "N", title: str | None = None) -> None:
+    """Save measured vs fitted hysteresis loops (force vs displacement) and the force
+    history to ``path`` (PNG). Several results (one test, several models) overlay."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    results = [results] if isinstance(results, FitResult) else list(results)
+    data = results[0].data
+    dx = DISPLACEMENT_UNITS[displacement_unit]
+    df = FORCE_UNITS[force_unit]
+    fig, (loops, history) = plt.subplots(1, 2, figsize=(12, 4.8), gridspec_kw={"width_ratios": [1.1, 1.4]})
+    loops.plot(data.displacement * dx, data.force * df, color="0.3", lw=1.2, label="measured")
+    history.plot(data.time, data.force * df, color="0.3", lw=1.2, label="measured")
+    for r in results:
+        label = f"{r.model} ({r.method}): NRMSE {r.nrmse_percent:.1f} % range, {r.nrmse_rms_percent:.1f} % rms"
+        loops.plot(data.displacement * dx, r.fitted_force * df, lw=1.0, label=label)
+        history.plot(data.time, r.fitted_force * df, lw=1.0, label=label)
+    loops.set_xlabel(f"displacement [{displacement_unit}]")
+    loops.set_ylabel(f"force [{force_unit}]")
+    loops.grid(alpha=0.3)
+    loops.legend(fontsize=7, loc="upper left")
+    history.set_xlabel("time [s]" if data.time_is_physical else "pseudo-time [sample]")
+    history.set_ylabel(f"force [{force_unit}]")
+    history.grid(alpha=0.3)
+    fig.suptitle(title or f"{data.source}: measured vs fitted force")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _plotting_posterior(result: FitResult) -> dict:
+    """Draws per fitted coordinate, as NUTS sampled them: log10 of the log-scaled
+    parameters (SI), γ/β for Bouc–Wen, plain values otherwise, and the noise std [N]."""
+    import numpy as np
+
+    from rths_ident.estimators.offline.model_specs import model_spec
+
+    posterior = result.inference_data.posterior
+    spec = model_spec(result.model, result.data, free_A="A" in result.fitted)
+    draws = {}
+    for p in spec.free:
+        if p.name not in posterior and p.name != "gamma_over_beta":
+            continue  # held at a fixed value in this fit
+        if p.name == "gamma_over_beta":
+            draws["gamma/beta"] = np.asarray(posterior["gamma"]) / np.asarray(posterior["beta"])
+        elif p.log:
+            draws[f"log10 {p.name}"] = np.log10(np.asarray(posterior[p.name]))
+        else:
+            draws[p.name] = np.asarray(posterior[p.name])
+    draws["noise_std"] = np.asarray(posterior["noise_std"])
+    return draws
+
+
+def plot_posterior(result: FitResult, trace_path, pair_path) -> None:
+    """ArviZ trace plot and pair plot of a Bayesian fit, saved as PNG files.
+
+    Plotted in the coordinates NUTS sampled (log10 of scale parameters in SI units,
+    γ/β for Bouc–Wen): SI values of e.g. Bouc–Wen β span decades when n varies.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import arviz as az
+    import matplotlib.pyplot as plt
+
+    if result.inference_data is None:
+        raise ValueError("plot_posterior needs a Bayesian fit (method 'bayes')")
+    draws = _plotting_posterior(result)
+    idata = az.from_dict(posterior=draws)
+    az.plot_trace(idata)
+    plt.gcf().tight_layout()
+    plt.gcf().savefig(trace_path, dpi=80)
+    plt.close("all")
+    names = [n for n in draws if n != "noise_std"]
+    az.plot_pair(idata, var_names=names, kind="kde" if len(names) <= 4 else "scatter", marginals=True)
+    plt.gcf().savefig(pair_path, dpi=60)
+    plt.close("all")
