@@ -10,7 +10,8 @@ import numpy as np
 
 #: The project's shared data (the origin of the packaged copies); absent outside the
 #: development machine, so tests that compare with it skip when it is missing.
-SHARED_DATA = pathlib.Path("/work/shared/data")
+# the project's shared/ folder sits beside the repository (also in CI)
+SHARED_DATA = pathlib.Path(__file__).resolve().parents[3] / "shared" / "data"
 
 STANDARD_GRAVITY = 9.80665  # m/s², written out here on purpose (not the package's constant)
 

@@ -7,6 +7,7 @@ Chapter-4 specimen (Table 2.1: k = 1.34e6 N/m, F_y = 2.24e4 N, α = 0.96, ζ = 1
 F_C −30 %, σ3 −30 %) and Scenario 2 (all −30 %), ONE default P(0) for every case.
 """
 
+import importlib.resources
 import jax
 import numpy as np
 import pytest
@@ -22,7 +23,7 @@ DT = 1.0 / FS
 DURATION = 20.0  # both records: one compiled scan serves all runs
 K, FY, ALPHA, MASS, ZETA, XI = 1.34e6, 2.24e4, 0.96, 19.3, 0.01, 0.02
 YIELD_DISPLACEMENT = FY / K
-ELCENTRO = "/work/shared/data/ground_motions/elcentro_1940_NS_g_dt0.02.txt"
+ELCENTRO = str(importlib.resources.files("rths_ident.datasets") / "data/ground_motions/elcentro_1940/elcentro_1940_NS_g_dt0.02.txt")  # the shipped, byte-identical copy of shared/data
 
 # Table 2.1 / Eqs. 2.11, 2.14–2.16, computed here by hand (not by the library)
 SIGMA0 = ALPHA * K

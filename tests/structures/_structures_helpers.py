@@ -2,6 +2,7 @@
 ``rths_ident.models`` interface, the El Centro record, and seed 001 constants."""
 
 from __future__ import annotations
+import importlib.resources
 
 from typing import NamedTuple
 
@@ -14,7 +15,7 @@ from rths_ident._params import field_range, params_dataclass
 
 G = 9.80665  # standard gravity [m/s²]
 K_COLUMN = 1.34e6  # seed 001 Table 2.1 lateral stiffness of one W4x13 column [N/m]
-ELCENTRO = "/work/shared/data/ground_motions/elcentro_1940_NS_g_dt0.02.txt"
+ELCENTRO = str(importlib.resources.files("rths_ident.datasets") / "data/ground_motions/elcentro_1940/elcentro_1940_NS_g_dt0.02.txt")  # the shipped, byte-identical copy of shared/data
 ELCENTRO_DT = 0.02
 
 

@@ -11,6 +11,7 @@ records, as OpenSees' Path series); the Wiener weights come from an approximate
 realisation (the same SDOF 10 % stiffer in frequency, thesis §3.2.2.1).
 """
 
+import importlib.resources
 import numpy as np
 import pytest
 import scipy.linalg
@@ -22,7 +23,7 @@ from rths_ident.hybrid.rate_transition import ddmrt
 from rths_ident.hybrid.rate_transition.ddmrt import DDMRT, DDMRTParams, REPOSITORY_W80
 from rths_ident.hybrid.rate_transition.wiener import wiener_coefficients
 
-RECORD = "/work/shared/data/ground_motions/elcentro_1940_NS_g_dt0.02.txt"
+RECORD = str(importlib.resources.files("rths_ident.datasets") / "data/ground_motions/elcentro_1940/elcentro_1940_NS_g_dt0.02.txt")  # the shipped, byte-identical copy of shared/data
 SLOW_DT = 0.02
 G = 9.80665
 # seed 000 Table 4.7, J2 [%]: fixed local, fixed external, adaptive local, adaptive external
