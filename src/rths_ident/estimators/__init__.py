@@ -12,13 +12,13 @@ stateful wrapper, filterpy-style):
 * :class:`ExtendedKalmanFilter` — Jacobians from ``jax.jacfwd``.
 
 Identifiers (estimator + model + observer, ready for the model-updating hook):
-:class:`LuGreIdentifier`, :class:`BoucWenUKFIdentifier`,
+:class:`LuGreIdentifier` (RLS), :class:`LuGreUKFIdentifier`, :class:`BoucWenUKFIdentifier`,
 :class:`DegradingBoucWenUKFIdentifier`.
 
 Offline fitting of logged tests: :mod:`rths_ident.estimators.offline`.
 """
 
-from rths_ident.estimators import lms, lugre_identifier, qp_projection, rls
+from rths_ident.estimators import lms, lugre_identifier, lugre_ukf_identifier, qp_projection, rls
 from rths_ident.estimators.boucwen_ukf_identifier import BoucWenUKFIdentifier, DegradingBoucWenUKFIdentifier
 from rths_ident.estimators.ekf import ExtendedKalmanFilter, ekf_init, ekf_predict, ekf_scan, ekf_step, ekf_update
 from rths_ident.estimators.lms import LMS, LMSParams, LMSStabilityWarning, delay_line_regressors, lms_stability_bound
@@ -28,6 +28,7 @@ from rths_ident.estimators.lugre_identifier import (
     LuGreIdentifierParams,
     identification_errors,
 )
+from rths_ident.estimators.lugre_ukf_identifier import LuGreUKFIdentifier, LuGreUKFOutput, LuGreUKFParams
 from rths_ident.estimators.qp_projection import ConstrainedRLS, ConstrainedRLSParams, clip_to_box, project
 from rths_ident.estimators.rls import RLS, RLSParams, RLSState
 from rths_ident.estimators.sigma_points import MerweScaledSigmaPoints
@@ -66,6 +67,10 @@ __all__ = [
     "LuGreIdentifierOutput",
     "identification_errors",
     "lugre_identifier_step",
+    "LuGreUKFIdentifier",
+    "LuGreUKFParams",
+    "LuGreUKFOutput",
+    "lugre_ukf_identifier",
     "BoucWenUKFIdentifier",
     "DegradingBoucWenUKFIdentifier",
     "rls",

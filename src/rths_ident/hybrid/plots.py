@@ -14,7 +14,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 PARAM_LABELS = {"sigma0": r"$\hat\sigma_0/\sigma_0$", "Fc": r"$\hat F_C/F_C$", "sigma3": r"$\hat\sigma_3/\sigma_3$"}
-VARIANT_STYLE = {"rls": ("tab:blue", "with updating (RLS)"), "none": ("tab:red", "no updating"),
+VARIANT_STYLE = {"rls": ("tab:blue", "with updating (RLS)"), "ukf": ("tab:blue", "with updating (UKF)"), "none": ("tab:red", "no updating"),
                  "oracle": ("tab:green", "oracle (true model)")}
 
 
@@ -111,7 +111,7 @@ def plot_lugre_frame(result: dict, out_dir) -> list[Path]:
     paths.append(_save(fig, out / "parameters.png"))
 
     # 5. updating vs no updating, side by side (roof)
-    shown = [m for m in ("none", "rls") if m in logs] or [main]
+    shown = [m for m in ("none", main) if m in logs] if main != "none" else [main]
     fig = Figure(figsize=(12, 4.5))
     for k, mode in enumerate(shown):
         ax = fig.add_subplot(1, len(shown), k + 1)
