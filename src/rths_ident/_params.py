@@ -51,7 +51,12 @@ def field_range(
     ``None`` for ``low``/``high`` means unbounded on that side. Values must also be
     finite unless ``allow_inf`` (e.g. an "unlimited" threshold).
     """
-    metadata = {
+    metadata = _range_metadata(low, high, low_inclusive, high_inclusive, unit, doc, allow_inf)
+    return dataclasses.field(default=default, metadata=metadata)
+
+
+def _range_metadata(low, high, low_inclusive, high_inclusive, unit, doc, allow_inf=False) -> dict:
+    return {
         "low": low,
         "high": high,
         "low_inclusive": low_inclusive,
@@ -60,7 +65,22 @@ def field_range(
         "doc": doc,
         "allow_inf": allow_inf,
     }
-    return dataclasses.field(default=default, metadata=metadata)
+
+
+def array_field(default, *, low=None, high=None, low_inclusive=True, high_inclusive=True, unit="-", doc=""):
+    """A field holding a float64 array (a frozen dataclass refuses unhashable defaults,
+    so the default is built by a factory); the interval applies element-wise."""
+    values = tuple(float(v) for v in np.ravel(default))
+    shape = np.shape(default)
+    metadata = _range_metadata(low, high, low_inclusive, high_inclusive, unit, doc)
+    return dataclasses.field(default_factory=lambda: np.asarray(values, dtype=float).reshape(shape),
+                             metadata=metadata)
+
+
+def check_shape(owner: str, name: str, value, shape: tuple[int, ...]) -> None:
+    """Raise :class:`ParameterError` if a concrete ``value`` does not have ``shape``."""
+    if np.shape(value) != shape:
+        raise ParameterError(f"{owner}.{name} must have shape {shape}; got shape {np.shape(value)}")
 
 
 def describe_range(meta: dict) -> str:

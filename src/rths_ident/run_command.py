@@ -50,7 +50,8 @@ def _report(result: dict) -> str:
     for name, true in result["params_true"].items():
         est = result["params_final"][name]
         tc = result["convergence_time_s"][name]
-        lines.append(f"    {name:{width}s} {est:14.6g} / {true:<12.6g} error {result['param_error_percent'][name]:6.3f} %"
+        error = result["param_error_percent"][name]
+        lines.append(f"    {name:{width}s} {est:14.6g} / {true:<12.6g} error {error:6.3f} %"
                      f"   converged (±2 %) at {'—' if tc is None else f'{tc:.2f} s'}")
     lines.append(f"  wall {result['wall_s']:.2f} s → {result['realtime_factor']:.1f}× real time "
                  f"(total with set-up, compile and comparison runs {result['total_wall_s']:.1f} s)")
@@ -81,7 +82,8 @@ def _scenario_config(args: argparse.Namespace):
     from rths_ident.hybrid.scenarios import lugre_frame  # noqa: PLC0415
 
     if args.parameter_error is not None:
-        raise ParameterError("--parameter-error is for bw-frame; lugre-frame takes --initial-error scenario1 | scenario2")
+        raise ParameterError("--parameter-error is for bw-frame; lugre-frame takes --initial-error "
+                             "scenario1 | scenario2")
     cfg = lugre_frame.LugreFrameConfig(
         floor_mass=args.floor_mass, updating=args.updating or "rls", initial_error=args.initial_error or "scenario2",
         **common,
@@ -127,7 +129,7 @@ def add_run_command(subparsers: argparse._SubParsersAction) -> None:
                         "bw-frame 5000 kg)")
     parser.add_argument("--duration", type=float, default=None, help="seconds of the record to run (default all)")
     parser.add_argument("--updating", choices=("rls", "ukf", "none", "oracle"), default=None,
-                        help="identify and update (lugre-frame: rls, the default; bw-frame: ukf, the default), "
+                        help="identify and update (lugre-frame: rls, the default, or ukf; bw-frame: ukf), "
                         "none (keep the wrong model) or oracle (true model)")
     parser.add_argument("--engine", choices=("fused", "stepwise"), default="fused")
     parser.add_argument("--compensation", choices=("damb", "amb", "polynomial", "none"), default="damb")

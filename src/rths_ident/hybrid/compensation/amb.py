@@ -46,9 +46,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from rths_ident._params import field_range, params_dataclass
+from rths_ident._params import array_field, check_shape, field_range, params_dataclass
 from rths_ident.hybrid.compensation import lowpass
-from rths_ident.hybrid.compensation._fields import array_field, check_shape
 from rths_ident.hybrid.compensation._wrapper import CompensatorWrapper
 from rths_ident.hybrid.compensation.finite_difference import derivatives, push
 

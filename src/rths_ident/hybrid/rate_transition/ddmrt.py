@@ -32,8 +32,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from rths_ident._params import ParameterError, field_range, params_dataclass
-from rths_ident.hybrid.compensation._fields import array_field
+from rths_ident._params import ParameterError, array_field, field_range, params_dataclass
 from rths_ident.hybrid.rate_transition.monomial import interpolation_matrix
 
 REPOSITORY_W80 = np.array(
