@@ -21,7 +21,7 @@ import numpy as np
 
 from rths_ident.hybrid import actuator as act
 from rths_ident.hybrid import sensors
-from rths_ident.hybrid.engine import canonical_state
+from rths_ident.hybrid.engine import canonical_state, run_fused
 from rths_ident.hybrid.scenarios import lugre_frame as lf
 from rths_ident.models import ModifiedLuGre
 
@@ -35,8 +35,8 @@ def _best(fn, repeats: int) -> float:
     return best
 
 
-def engines(duration: float = 10.0, repeats: int = 2, stepwise_duration: float | None = None) -> dict:
-    """Fused vs step-wise on the flagship (``duration`` s of El Centro)."""
+def engines(duration: float | None = None, repeats: int = 2, stepwise_duration: float | None = None) -> dict:
+    """Fused vs step-wise on the flagship (``duration`` s of El Centro; None = all of it)."""
     cfg = lf.LugreFrameConfig(duration=duration)
     built = lf.build(cfg)
     initial = lf.initial_loop_state(built)
@@ -85,7 +85,7 @@ def batch(n_specimens: int = 16, duration: float = 5.0, repeats: int = 2, seed: 
     axes["specimen"] = jax.tree_util.tree_map(lambda _: 0, spec)
     # the actuator state holds the specimen state: batch the whole initial state too
     initial_b = jax.tree_util.tree_map(lambda leaf: jnp.broadcast_to(leaf, (n_specimens,) + jnp.shape(leaf)), initial)
-    runner = jax.jit(jax.vmap(lambda fp, st: lf.run_fused(built.functions, fp, st, ag), in_axes=(axes, 0)))
+    runner = jax.jit(jax.vmap(lambda fp, st: run_fused(built.functions, fp, st, ag), in_axes=(axes, 0)))
     compiled = runner.lower(fast_params, initial_b).compile()
     wall = _best(lambda: compiled(fast_params, initial_b), repeats)
     single = lf.compiled_fused_runner(built, initial)
