@@ -21,7 +21,7 @@ import numpy as np
 
 from rths_ident.hybrid import actuator as act
 from rths_ident.hybrid import sensors
-from rths_ident.hybrid.engine import canonical_state, run_fused
+from rths_ident.hybrid.engine import canonical_state, run_fused, run_stepwise
 from rths_ident.hybrid.scenarios import lugre_frame as lf
 from rths_ident.models import ModifiedLuGre
 
@@ -47,9 +47,9 @@ def engines(duration: float | None = None, repeats: int = 2, stepwise_duration: 
     sw_cfg = cfg if stepwise_duration is None else dataclasses.replace(cfg, duration=stepwise_duration)
     sw_built = built if stepwise_duration is None else lf.build(sw_cfg)
     sw_initial = canonical_state(lf.initial_loop_state(sw_built))
-    stepper = lf._stepper(sw_built)
+    stepper = lf.slow_stepper(sw_built)
     jax.block_until_ready(stepper(sw_built.fast_params, sw_initial, 0, sw_built.ground_accel[0]))  # compile
-    sw_s = _best(lambda: lf.run_stepwise(stepper, sw_built.fast_params, sw_initial,
+    sw_s = _best(lambda: run_stepwise(stepper, sw_built.fast_params, sw_initial,
                                          np.asarray(sw_built.ground_accel))[0], max(1, repeats - 1))
     sim_fused = float(built.time_slow[-1])
     sim_sw = float(sw_built.time_slow[-1])

@@ -13,7 +13,10 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-PARAM_LABELS = {"sigma0": r"$\hat\sigma_0/\sigma_0$", "Fc": r"$\hat F_C/F_C$", "sigma3": r"$\hat\sigma_3/\sigma_3$"}
+LUGRE_LABELS = {"sigma0": r"$\hat\sigma_0/\sigma_0$", "Fc": r"$\hat F_C/F_C$", "sigma3": r"$\hat\sigma_3/\sigma_3$"}
+BOUC_WEN_LABELS = {"k_e": r"$\hat k_e/k_e$", "f_y0": r"$\hat f_{y0}/f_{y0}$",
+                   "stiffness_degradation": r"$\hat a/a$ (stiffness degr.)",
+                   "strength_degradation": r"$\hat b/b$ (strength degr.)"}
 VARIANT_STYLE = {"rls": ("tab:blue", "with updating (RLS)"), "ukf": ("tab:blue", "with updating (UKF)"), "none": ("tab:red", "no updating"),
                  "oracle": ("tab:green", "oracle (true model)")}
 
@@ -33,7 +36,22 @@ def _strong_window(t, x, width=4.0):
 
 
 def plot_lugre_frame(result: dict, out_dir) -> list[Path]:
-    """Write the ``lugre-frame`` figures into ``out_dir``; returns their paths."""
+    """The ``lugre-frame`` figures (the yield force ±F_C marked on the hysteresis)."""
+    fc = result["params_true"]["Fc"]
+    return plot_frame_test(result, out_dir, LUGRE_LABELS, force_lines={"$\\pm F_C$": fc},
+                           specimen="first-storey column, modified LuGre")
+
+
+def plot_bw_frame(result: dict, out_dir) -> list[Path]:
+    """The ``bw-frame`` figures."""
+    return plot_frame_test(result, out_dir, BOUC_WEN_LABELS, specimen="first-storey column, degrading Bouc–Wen")
+
+
+def plot_frame_test(result: dict, out_dir, param_labels: dict, force_lines: dict | None = None,
+                    specimen: str = "first-storey column") -> list[Path]:
+    """Write the figures of a frame run into ``out_dir``; returns their paths.
+    ``param_labels``: label per identified parameter; ``force_lines``: horizontal
+    ±lines [N] on the hysteresis plot (label → value)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     arrays = result["_arrays"]
@@ -82,26 +100,29 @@ def plot_lugre_frame(result: dict, out_dir) -> list[Path]:
         ax.legend(fontsize=7, loc="upper right")
         if i == 0:
             ax.set_xlabel("time [s]")
-    fig.suptitle(f"Reference vs hybrid response — {result['record']}, floor mass {result['floor_mass_kg'] / 1e3:g} t")
+    fig.suptitle(f"Reference vs hybrid response — {result['scenario']}, {result['record']}, "
+                 f"floor mass {result['floor_mass_kg'] / 1e3:g} t")
     paths.append(_save(fig, out / "reference_vs_hybrid.png"))
 
     # 3. specimen hysteresis (measured)
     fig = Figure(figsize=(6.5, 5))
     ax = fig.add_subplot(1, 1, 1)
     ax.plot(measured, main_logs["fast"]["force"].ravel() / 1e3, lw=0.6)
-    ax.axhline(result["params_true"]["Fc"] / 1e3, color="grey", ls=":", lw=0.8)
-    ax.axhline(-result["params_true"]["Fc"] / 1e3, color="grey", ls=":", lw=0.8, label="$\\pm F_C$")
+    for label, value in (force_lines or {}).items():
+        ax.axhline(value / 1e3, color="grey", ls=":", lw=0.8)
+        ax.axhline(-value / 1e3, color="grey", ls=":", lw=0.8, label=label)
     ax.set(xlabel="measured displacement [mm]", ylabel="measured force [kN]",
-           title="Physical specimen (first-storey column)")
-    ax.legend()
+           title=f"Physical specimen ({specimen})")
+    if force_lines:
+        ax.legend()
     paths.append(_save(fig, out / "specimen_hysteresis.png"))
 
     # 4. parameter trajectories (normalised by the true values)
     fig = Figure(figsize=(10, 4.5))
     ax = fig.add_subplot(1, 1, 1)
     estimates = main_logs["update"]["estimate"]
-    for i, name in enumerate(("sigma0", "Fc", "sigma3")):
-        ax.plot(t_slow, estimates[:, i] / result["params_true"][name], label=PARAM_LABELS[name])
+    for i, name in enumerate(result["params_true"]):
+        ax.plot(t_slow, estimates[:, i] / result["params_true"][name], label=param_labels.get(name, name))
     ax.axhspan(0.98, 1.02, color="grey", alpha=0.2, label="±2 %")
     applied = np.asarray(main_logs["update"]["applied"], dtype=bool)
     if applied.any():

@@ -101,7 +101,7 @@ def test_stepwise_equals_fused(el_centro_4s):
     in the UKF's model) amplify the two compilations' rounding differences to ~7e-9 at 2 s."""
     built = bf.build(CONFIG)
     fused = el_centro_4s["_arrays"]["logs"]["ukf"]
-    _, stepwise = run_stepwise(bf._stepper(built), built.fast_params, bf.initial_loop_state(built),
+    _, stepwise = run_stepwise(bf.slow_stepper(built), built.fast_params, bf.initial_loop_state(built),
                                built.ground_accel[:50])
 
     def rel(a, b):
