@@ -340,7 +340,38 @@ def identification_errors(estimates, true_params: LuGreParams) -> dict[str, floa
 # ------------------------------------------------------------------------------ wrapper
 
 
-class LuGreIdentifier:
+class RecordIdentifierWrapper:
+    """Shared stateful part of the column identifiers' wrappers: ``update`` one sample,
+    ``run`` a record, ``converged``. Subclasses set ``_step`` and ``_run`` (jitted pure
+    functions) and build ``params``/``state``; the maths lives in those functions."""
+
+    _step = None
+    _run = None
+
+    @property
+    def converged(self) -> bool:
+        return bool(np.isfinite(self.state.converged_at))
+
+    def update(self, x: float, v: float, measured_force: float, dt: float):
+        self.state, out = type(self)._step(self.params, self.state, x, v, measured_force, dt)
+        self.last_output = out
+        return out
+
+    def run(self, displacement, velocity, measured_force, dt: float):
+        name = type(self).__name__
+        arrays = [np.asarray(a, dtype=float) for a in (displacement, velocity, measured_force)]
+        if any(a.ndim != 1 for a in arrays) or len({a.shape for a in arrays}) != 1:
+            raise ParameterError(
+                f"{name}.run needs 1-D displacement, velocity and measured_force of equal length; got "
+                + ", ".join(str(a.shape) for a in arrays)
+            )
+        if not (np.isfinite(dt) and dt > 0):
+            raise ParameterError(f"{name}.run: dt must be a positive sample interval [s]; got {dt!r}")
+        self.state, history = type(self)._run(self.params, self.state, *arrays, float(dt))
+        return history
+
+
+class LuGreIdentifier(RecordIdentifierWrapper):
     """Stateful identifier for scripts; all maths lives in :func:`step`.
 
     >>> guess = ModifiedLuGre.params_from_physical(k=0.9 * 1.34e6, Fy=0.7 * 2.24e4)
@@ -349,6 +380,9 @@ class LuGreIdentifier:
     >>> history = ident.run(x_record, v_record, force_record, dt)
     >>> ident.params_estimate, ident.converged
     """
+
+    _step = staticmethod(_step_jit)
+    _run = staticmethod(_run_jit)
 
     def __init__(self, initial_guess: LuGreParams, **options):
         self.params = LuGreIdentifierParams.from_initial_guess(initial_guess, **options)
@@ -367,24 +401,3 @@ class LuGreIdentifier:
     @property
     def params_estimate(self) -> LuGreParams:
         return ModifiedLuGre.params_from_theta(self.theta, float(self.params.sigma1), float(self.params.sigma2))
-
-    @property
-    def converged(self) -> bool:
-        return bool(np.isfinite(self.state.converged_at))
-
-    def update(self, x: float, v: float, measured_force: float, dt: float) -> LuGreIdentifierOutput:
-        self.state, out = _step_jit(self.params, self.state, x, v, measured_force, dt)
-        self.last_output = out
-        return out
-
-    def run(self, displacement, velocity, measured_force, dt: float) -> LuGreIdentifierOutput:
-        arrays = [np.asarray(a, dtype=float) for a in (displacement, velocity, measured_force)]
-        if any(a.ndim != 1 for a in arrays) or len({a.shape for a in arrays}) != 1:
-            raise ParameterError(
-                "LuGreIdentifier.run needs 1-D displacement, velocity and measured_force of equal length; got "
-                + ", ".join(str(a.shape) for a in arrays)
-            )
-        if not (np.isfinite(dt) and dt > 0):
-            raise ParameterError(f"LuGreIdentifier.run: dt must be a positive sample interval [s]; got {dt!r}")
-        self.state, history = _run_jit(self.params, self.state, *arrays, float(dt))
-        return history

@@ -68,6 +68,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from rths_ident._params import ParameterError, field_range, params_dataclass
+from rths_ident.estimators.lugre_identifier import RecordIdentifierWrapper
 from rths_ident.estimators.sigma_points import MerweScaledSigmaPoints
 from rths_ident.estimators.ukf import UKFParams, UKFState, ukf_init, ukf_predict, ukf_update
 from rths_ident.models.lugre import LuGreParams, LuGreState, ModifiedLuGre
@@ -397,7 +398,7 @@ _run_jit = jax.jit(run)
 # ------------------------------------------------------------------------------ wrapper
 
 
-class LuGreUKFIdentifier:
+class LuGreUKFIdentifier(RecordIdentifierWrapper):
     """Stateful LuGre UKF identifier for scripts; all maths lives in :func:`step`.
 
     >>> guess = ModifiedLuGre.params_from_physical(k=0.9 * 1.34e6, Fy=0.7 * 2.24e4)
@@ -406,6 +407,9 @@ class LuGreUKFIdentifier:
     >>> history = ident.run(x_record, v_record, force_record, dt)
     >>> ident.params_estimate, ident.relative_std, ident.converged
     """
+
+    _step = staticmethod(_step_jit)
+    _run = staticmethod(_run_jit)
 
     def __init__(self, initial_guess: LuGreParams, displacement: float = 0.0, **options):
         self.params = LuGreUKFParams.from_initial_guess(initial_guess, **options)
@@ -432,24 +436,3 @@ class LuGreUKFIdentifier:
         sigma0, fc, sigma3 = self.estimate.tolist()
         return LuGreParams(sigma0=sigma0, sigma1=float(self.params.sigma1), sigma2=float(self.params.sigma2),
                            sigma3=sigma3, Fc=fc)  # fmt: skip
-
-    @property
-    def converged(self) -> bool:
-        return bool(np.isfinite(self.state.converged_at))
-
-    def update(self, x: float, v: float, measured_force: float, dt: float) -> LuGreUKFOutput:
-        self.state, out = _step_jit(self.params, self.state, x, v, measured_force, dt)
-        self.last_output = out
-        return out
-
-    def run(self, displacement, velocity, measured_force, dt: float) -> LuGreUKFOutput:
-        arrays = [np.asarray(a, dtype=float) for a in (displacement, velocity, measured_force)]
-        if any(a.ndim != 1 for a in arrays) or len({a.shape for a in arrays}) != 1:
-            raise ParameterError(
-                "LuGreUKFIdentifier.run needs 1-D displacement, velocity and measured_force of equal length; got "
-                + ", ".join(str(a.shape) for a in arrays)
-            )
-        if not (np.isfinite(dt) and dt > 0):
-            raise ParameterError(f"LuGreUKFIdentifier.run: dt must be a positive sample interval [s]; got {dt!r}")
-        self.state, history = _run_jit(self.params, self.state, *arrays, float(dt))
-        return history
