@@ -17,7 +17,7 @@ from rths_ident._params import ParameterError
 
 __all__ = ["add_fit_command", "run_fit", "main"]
 
-MODEL_CHOICES = ("lugre", "boucwen", "degrading-boucwen", "bilinear", "linear", "auto")
+MODEL_CHOICES = ("lugre", "boucwen", "degrading-boucwen", "pinching-boucwen", "bilinear", "linear", "auto")
 METHOD_CHOICES = ("ls", "nls", "bayes", "static", "logdec")
 QUANTITIES = ("time", "displacement", "force")
 
@@ -34,7 +34,8 @@ methods: ls     batch constrained least squares in the linear-in-parameters form
          bayes  posterior by NumPyro NUTS (summary and diagnostics by ArviZ)
          static (linear) K = slope of the force-displacement line of a static test
          logdec (linear) log decrement of a free-vibration test -> m, c, k (seed 002)
-models:  lugre, boucwen (A = 1 unless --free-A), degrading-boucwen, bilinear, linear,
+models:  lugre, boucwen (A = 1 unless --free-A), degrading-boucwen, pinching-boucwen
+         (Bouc-Wen-Baber-Noori with pinching), bilinear, linear,
          auto (fit every model with the method and rank them)
 
 NRMSE = rms(F_fit - F_meas) / (max F_meas - min F_meas) * 100 %; the report also gives

@@ -6,6 +6,7 @@ CONTRIBUTING.md, "Hysteretic element models").
 | :class:`ModifiedLuGre` | seed 001 Eqs. 2.10–2.16, LIP 4.1–4.5 | σ0 z + σ1 ż + σ2 ẋ + σ3 x |
 | :class:`BoucWen` | seed 001 Eqs. 2.3–2.4 (standard Wen signs) | α k x + (1−α) k z |
 | :class:`DegradingBoucWen` | seed 000 Eqs. 4.2–4.7 + companion repo | α_sv k_e x + r + k_h x³ + c_e ẋ |
+| :class:`PinchingBoucWen` | Baber & Noori 1986, Foliente 1995 (BWBN) | α k x + (1−α) k z, pinched ż |
 | :class:`BilinearKinematic` | seed 001 Eq. 2.2 (= OpenSees Steel01, a_i = 0) | return map |
 | :class:`LinearElement` | m–c–k | c ẋ + k x (inertia m ẍ separate) |
 """
@@ -26,6 +27,11 @@ from rths_ident.models.degrading_bouc_wen import (
 )
 from rths_ident.models.linear import LinearElement, LinearParams, LinearState
 from rths_ident.models.lugre import LuGreParams, LuGreState, ModifiedLuGre
+from rths_ident.models.pinching_bouc_wen import (
+    PinchingBoucWen,
+    PinchingBoucWenParams,
+    PinchingBoucWenState,
+)
 
 __all__ = [
     "HystereticModel",
@@ -42,6 +48,9 @@ __all__ = [
     "DegradingBoucWen",
     "DegradingBoucWenParams",
     "DegradingBoucWenState",
+    "PinchingBoucWen",
+    "PinchingBoucWenParams",
+    "PinchingBoucWenState",
     "BilinearKinematic",
     "BilinearParams",
     "BilinearState",

@@ -40,13 +40,14 @@ from rths_ident.estimators.offline.fit_data import FitData, Scales
 __all__ = ["FreeParameter", "ModelSpec", "MODEL_NAMES", "model_spec", "model_class", "initial_stiffness"]
 
 #: model names accepted by the fitters and by ``rths-ident fit --model``
-MODEL_NAMES = ("lugre", "boucwen", "degrading-boucwen", "bilinear", "linear")
+MODEL_NAMES = ("lugre", "boucwen", "degrading-boucwen", "pinching-boucwen", "bilinear", "linear")
 
 # model name -> (module, class names to try, in order)
 _MODEL_CLASSES = {
     "lugre": ("lugre", ("ModifiedLuGre",)),
     "boucwen": ("bouc_wen", ("BoucWen",)),
     "degrading-boucwen": ("degrading_bouc_wen", ("DegradingBoucWen",)),
+    "pinching-boucwen": ("pinching_bouc_wen", ("PinchingBoucWen",)),
     "bilinear": ("bilinear", ("Bilinear", "BilinearKinematic")),
     "linear": ("linear", ("LinearElement",)),
 }
@@ -94,6 +95,11 @@ _DIMENSIONS: dict[str, dict[str, tuple]] = {
                           "eta1": (0, 0, 0), "eta2": (0, 0, 0), "stiffness_degradation": (-1, -1, 0),
                           "strength_degradation": (-1, -1, 0), "k_h": (1, -3, 0), "c_e": (1, -1, 1),
                           "m_e": (1, -1, 2), "min_strength_ratio": (0, 0, 0), "min_stiffness_ratio": (0, 0, 0)},
+    # Bouc–Wen–Baber–Noori: rates per unit of hysteretic energy ε [J]; ψ has the unit of z
+    "pinching-boucwen": {"k": (1, -1, 0), "alpha": (0, 0, 0), "A": (0, 0, 0), "beta": (0, "-n", 0),
+                         "gamma": (0, "-n", 0), "n": (0, 0, 0), "delta_A": (-1, -1, 0), "delta_nu": (-1, -1, 0),
+                         "delta_eta": (-1, -1, 0), "zeta_s": (0, 0, 0), "p": (-1, -1, 0), "q": (0, 0, 0),
+                         "psi": (0, 1, 0), "delta_psi": (-1, 0, 0), "lam": (0, 0, 0), "min_A_ratio": (0, 0, 0)},
 }
 
 
@@ -198,7 +204,7 @@ def _boucwen_free(k0: float, free_A: bool) -> list[FreeParameter]:
 
 
 #: models whose Params have a static ``substeps`` field (sub-increments of the z update)
-SUBSTEP_MODELS = ("boucwen", "degrading-boucwen")
+SUBSTEP_MODELS = ("boucwen", "degrading-boucwen", "pinching-boucwen")
 
 
 def model_spec(name: str, data: FitData, *, free_A: bool = False, substeps: int | None = None,
@@ -277,6 +283,8 @@ def _model_spec(name: str, data: FitData, free_A: bool) -> ModelSpec:
         return ModelSpec(name, tuple(_boucwen_free(k0, free_A)), held, _DIMENSIONS["boucwen"], _gamma_from_ratio)
     if name == "degrading-boucwen":
         return _degrading_spec(k0, physical_time)
+    if name == "pinching-boucwen":
+        return _pinching_spec(k0)
     if name == "linear":
         free = [FreeParameter("k", 1e-3, 1e4, max(k0, 1e-3))]
         held = {}
@@ -314,3 +322,29 @@ def _degrading_spec(k0: float, physical_time: bool) -> ModelSpec:
         held = {"c_e": 0.0, "m_e": 0.0}
     return ModelSpec("degrading-boucwen", tuple(free), held, _DIMENSIONS["degrading-boucwen"], _eta2_from_eta1,
                      includes_inertia=True)
+
+
+def _pinching_spec(k0: float) -> ModelSpec:
+    """Bouc–Wen–Baber–Noori with pinching (:mod:`rths_ident.models.pinching_bouc_wen`).
+
+    Held for identifiability: A = 1 (as for Bouc–Wen: z can be rescaled), δ_A = 0 (A(ε)/η(ε)
+    and 1/η(ε) degrade the same slope, so δ_A and δ_η are nearly interchangeable), δ_ψ = 0 and
+    λ = 0.1 (with δ_ψ = 0 the pinch width is ψ(λ + ζ₁): ψ and λ trade off, so λ is held at a
+    standard value and ψ fitted). Rate-independent, so a pseudo-time changes nothing.
+    """
+    z_u = 0.7 / k0
+    free = (
+        FreeParameter("k", 0.05, 2000.0, k0),
+        FreeParameter("alpha", 0.0, 0.9, 0.05, log=False),
+        FreeParameter("beta", 1e-3, 1e5, 0.5 / z_u),
+        FreeParameter("gamma_over_beta", -0.9, 1.0, 0.5, log=False),
+        FreeParameter("n", 1.0, 6.0, 1.5, log=False),
+        FreeParameter("delta_nu", 0.0, 3.0, 0.1, log=False),
+        FreeParameter("delta_eta", 0.0, 3.0, 0.1, log=False),
+        FreeParameter("zeta_s", 0.0, 0.99, 0.5, log=False),
+        FreeParameter("p", 0.0, 10.0, 1.0, log=False),
+        FreeParameter("q", 0.0, 0.5, 0.1, log=False),
+        FreeParameter("psi", 0.02, 2.0, 0.3),
+    )
+    held = {"A": 1.0, "delta_A": 0.0, "delta_psi": 0.0, "lam": 0.1}
+    return ModelSpec("pinching-boucwen", free, held, _DIMENSIONS["pinching-boucwen"], _gamma_from_ratio)
