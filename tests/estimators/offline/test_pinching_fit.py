@@ -1,0 +1,67 @@
+"""Offline fitting of the pinching Bouc–Wen–Baber–Noori model (``pinching-boucwen``):
+the normalised-units table, the reported SI parameters, and the fit of a shipped pinched
+RC test against the error bound measured for it."""
+
+import numpy as np
+import pytest
+
+from rths_ident.datasets import load_hysteresis_test
+from rths_ident.estimators.offline import MODEL_NAMES, FitData, fit_nls, model_spec
+from rths_ident.estimators.offline.simulation import normalised_record, simulate_fields
+from rths_ident.models import PinchingBoucWen
+
+from offline_synthetic import growing_triangle_wave
+
+# every field not held at 0 by default, so each dimension exponent is exercised
+PHYSICAL = {
+    "k": 2.0e6, "alpha": 0.05, "A": 1.2, "beta": 3.0e3, "gamma": 1.0e3, "n": 2.0,
+    "delta_A": 1.0e-3, "delta_nu": 2.0e-3, "delta_eta": 1.5e-3, "zeta_s": 0.7, "p": 5.0e-3,
+    "q": 0.1, "psi": 4.0e-3, "delta_psi": 2.0e-6, "lam": 0.3, "min_A_ratio": 0.01,
+}
+
+
+def test_registered_for_the_fitters_and_auto():
+    assert "pinching-boucwen" in MODEL_NAMES  # fit_all(..., "nls") with models=None fits it
+    x = growing_triangle_wave(50, 0.02)
+    spec = model_spec("pinching-boucwen", FitData.from_arrays(x, 1e6 * x))
+    assert spec.model is PinchingBoucWen
+    assert spec.held == {"A": 1.0, "delta_A": 0.0, "delta_psi": 0.0, "lam": 0.1}
+    assert set(spec.free_names) == {"k", "alpha", "beta", "gamma_over_beta", "n", "delta_nu", "delta_eta",
+                                    "zeta_s", "p", "q", "psi"}
+
+
+def test_normalised_simulation_scales_back_to_the_si_history():
+    # simulating in normalised units and scaling back equals the model's own SI history
+    x = growing_triangle_wave(300, 0.03, cycles=3)
+    reference = PinchingBoucWen(**PHYSICAL).force_history(x)
+    data = FitData.from_arrays(x, reference + 1.0)  # the force only sets the scale here
+    spec = model_spec("pinching-boucwen", data)
+    scales = data.scales()
+    normalised = spec.to_normalised(PHYSICAL, scales)
+    simulated = np.asarray(simulate_fields(spec, normalised, normalised_record(data))) * scales.force
+    np.testing.assert_allclose(simulated, reference, rtol=1e-8, atol=1e-9 * np.ptp(reference))
+    back = spec.to_physical(normalised, scales)
+    for key, value in PHYSICAL.items():
+        assert back[key] == pytest.approx(value, rel=1e-12)
+
+
+# measured with the defaults (6 starts of 64 screened points), NRMSE % range / rms:
+# kunnath 3.364 / 11.42, gill 3.878 / 13.55, daniel 2.453 / 10.48 (degrading Bouc–Wen:
+# 5.44 / 18.46, 6.22 / 21.72, 3.45 / 14.74). Two starts of 16 points reach the same
+# optimum to 0.001 %; the bounds leave a margin of about 1 %.
+SHIPPED_BOUNDS = {"kunnath": (3.40, 11.55), "gill": (3.92, 13.70), "daniel": (2.48, 10.60)}
+
+
+@pytest.mark.parametrize("name", sorted(SHIPPED_BOUNDS))
+def test_shipped_pinched_rc_tests_meet_the_15_percent_goal(name):
+    """The shipped quasi-static RC tests pinch; the pinching model brings the rms-form
+    NRMSE below 15 % on each. The SI parameters it reports give back the fitted force
+    through the model's own ``force_history`` (checks the unit table on real data)."""
+    x, f = load_hysteresis_test(name, units="SI")
+    data = FitData.from_arrays(x, f, source=name)
+    result = fit_nls(data, "pinching-boucwen", n_starts=2, n_screen=16)
+    range_bound, rms_bound = SHIPPED_BOUNDS[name]
+    assert result.nrmse_percent < range_bound, result.nrmse_percent
+    assert result.nrmse_rms_percent < rms_bound < 15.0, result.nrmse_rms_percent
+    again = PinchingBoucWen(**result.params).force_history(x)
+    np.testing.assert_allclose(again, result.fitted_force, rtol=1e-7, atol=1e-6 * np.ptp(f))
