@@ -33,6 +33,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from rths_ident._params import ParameterError, array_field, field_range, params_dataclass
+from rths_ident.hybrid.rate_transition._wrapper import RateTransitionWrapper
 from rths_ident.hybrid.rate_transition.monomial import interpolation_matrix
 
 REPOSITORY_W80 = np.array(
@@ -130,26 +131,12 @@ def _run_jit(params, state, slow_signal):
     return jax.lax.scan(lambda s, u: step(params, s, u), state, slow_signal)
 
 
-class DDMRT:
+class DDMRT(RateTransitionWrapper):
     """Stateful wrapper: ``on_slow_sample(u_n)`` then ``fast_samples()`` → array[ratio]."""
 
-    def __init__(self, params: DDMRTParams | None = None, **fields):
-        if params is not None and fields:
-            raise TypeError("give either a params container or keyword fields, not both")
-        self.params = params if params is not None else DDMRTParams(**fields)
-        self.reset()
-
-    def reset(self) -> None:
-        self.state = init(self.params)
-        self._last = None
-
-    def on_slow_sample(self, u_new: float) -> None:
-        self.state, self._last = _step_jit(self.params, self.state, u_new)
-
-    def fast_samples(self) -> np.ndarray:
-        if self._last is None:
-            raise RuntimeError("no slow sample received yet: call on_slow_sample first")
-        return np.asarray(self._last.samples)
+    Params = DDMRTParams
+    _init = staticmethod(init)
+    _step_jit = staticmethod(_step_jit)
 
     @property
     def weights(self) -> np.ndarray:

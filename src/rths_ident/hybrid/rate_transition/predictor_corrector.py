@@ -42,6 +42,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from rths_ident._params import ParameterError, field_range, params_dataclass
+from rths_ident.hybrid.rate_transition._wrapper import RateTransitionWrapper
 
 
 @params_dataclass(static=("ratio", "arrival_tick"))
@@ -139,27 +140,13 @@ def step(params: PredictorCorrectorParams, state: PredictorCorrectorState, u_new
 _step_jit = jax.jit(step)
 
 
-class PredictorCorrector:
+class PredictorCorrector(RateTransitionWrapper):
     """Stateful wrapper: ``on_slow_sample(u_n)`` then ``fast_samples()`` → array[ratio];
     ``slowed_down`` is the flag of the last step."""
 
-    def __init__(self, params: PredictorCorrectorParams | None = None, **fields):
-        if params is not None and fields:
-            raise TypeError("give either a params container or keyword fields, not both")
-        self.params = params if params is not None else PredictorCorrectorParams(**fields)
-        self.reset()
-
-    def reset(self) -> None:
-        self.state = init(self.params)
-        self._last = None
-
-    def on_slow_sample(self, u_new: float) -> None:
-        self.state, self._last = _step_jit(self.params, self.state, u_new)
-
-    def fast_samples(self) -> np.ndarray:
-        if self._last is None:
-            raise RuntimeError("no slow sample received yet: call on_slow_sample first")
-        return np.asarray(self._last.samples)
+    Params = PredictorCorrectorParams
+    _init = staticmethod(init)
+    _step_jit = staticmethod(_step_jit)
 
     @property
     def slowed_down(self) -> bool:
