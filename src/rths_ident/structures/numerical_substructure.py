@@ -1,0 +1,124 @@
+"""The numerical-substructure protocol: the slow side of a hybrid test, as the loop sees it.
+
+Whatever computes the numerical substructure (NS) — the native JAX integrators, an
+OpenSeesPy model in this process, or a peer in another process — the loop talks to it
+through four calls, once per slow step Δt_n (ARCHITECTURE.md, "Extension points"):
+
+``initial_target() -> (n,)``
+    the first interface target [m] (before any force has been measured);
+``step(feedback (n,), ground_accel) -> (next target (n,), log)``
+    consume the interface force(s) measured on the specimen for the target last sent
+    (the zero-order hold at the end of the fast chunk), advance one slow step with the
+    ground acceleration ẍ_g [m/s²] at the end of that step, and return the next
+    interface target and a log of NumPy arrays (at least ``"displacement"``: the
+    response DOFs the scenario compares with its reference, e.g. floor displacements);
+``apply_parameters(estimate (p,))``
+    push identified parameters θ̂ into the numerical elements that share the specimen's
+    model (the model-updating hook calls it only when its guards pass);
+``close()``
+    release what the NS holds (an OpenSees domain, a socket).
+
+Sign convention: ``feedback`` is the specimen's restoring force at the interface DOF(s)
+[N], with the sign of an internal force (it resists the interface displacement); the NS
+subtracts it like one of its own elements' forces.
+
+:class:`NativeSubstructure` is the implementation over a native
+:class:`~rths_ident.structures.integrator_base.Integrator` (explicit schemes with a
+predictor): it calls the same pure functions the fused engine compiles, jitted once.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Protocol, runtime_checkable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+__all__ = ["NumericalSubstructure", "NativeSubstructure", "native_ns_step"]
+
+
+@runtime_checkable
+class NumericalSubstructure(Protocol):
+    """What the step-wise loop needs of a numerical substructure (module doc)."""
+
+    #: slow step Δt_n [s]
+    dt: float
+    #: number of interface DOFs n ≥ 1
+    n_interface: int
+
+    def initial_target(self) -> np.ndarray: ...
+
+    def step(self, feedback: np.ndarray, ground_accel: float) -> tuple[np.ndarray, dict]: ...
+
+    def apply_parameters(self, estimate: np.ndarray) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def native_ns_step(integrator, interface_dofs, response: Callable | None = None):
+    """The pure NS step of a native explicit integrator, as both engines use it:
+    ``ns_step(params, state, feedback (n,), ground_accel, dt) -> (state, target (n,), log)``.
+
+    ``interface_dofs`` are the NS DOF indices where the specimen acts; ``response(out)``
+    picks the logged response from the integrator's :class:`StepOutputs` (default: all
+    displacements, velocities and accelerations).
+    """
+    dofs = jnp.asarray(interface_dofs, dtype=int)
+    n_dof = integrator.structure.n_dof
+
+    def ns_step(params, state, feedback, ground_accel, dt):
+        force = jnp.zeros(n_dof).at[dofs].set(jnp.reshape(feedback, (-1,)))
+        state, target, out = integrator.step_and_predict(params, state, ground_accel, force, dt)
+        if response is None:
+            log = {"displacement": out.displacement, "velocity": out.velocity, "acceleration": out.acceleration}
+        else:
+            log = response(out)
+        return state, target[dofs], log
+
+    return ns_step
+
+
+class NativeSubstructure:
+    """A native (JAX) numerical substructure behind the protocol, for the step-wise engine.
+
+    integrator : an explicit :class:`Integrator` with ``predicted_displacement``
+        (α-OS, explicit Newmark, central difference).
+    params : its :class:`StructureParams` (the initial model).
+    interface_dofs : NS DOF indices of the interface (n ≥ 1).
+    dt : slow step Δt_n [s].
+    apply_estimate : ``(params, θ̂) -> params`` (traceable), how identified parameters
+        enter the numerical elements; None = this NS cannot be updated.
+    ns_step : the pure step (default :func:`native_ns_step`); scenarios pass the one
+        their fused engine compiles so both engines run the same function.
+    state : initial integrator state (default ``integrator.init(params, dt)``).
+    """
+
+    def __init__(self, integrator, params, interface_dofs, dt: float, apply_estimate: Callable | None = None,
+                 ns_step: Callable | None = None, state: Any = None):
+        self.integrator = integrator
+        self.params = params
+        self.dt = float(dt)
+        self.interface_dofs = tuple(int(i) for i in np.atleast_1d(interface_dofs))
+        self.n_interface = len(self.interface_dofs)
+        step = ns_step if ns_step is not None else native_ns_step(integrator, self.interface_dofs)
+        self._step = jax.jit(lambda p, s, f, ag: step(p, s, f, ag, self.dt))
+        self._apply = None if apply_estimate is None else jax.jit(apply_estimate)
+        self.state = integrator.init(params, self.dt) if state is None else state
+
+    def initial_target(self) -> np.ndarray:
+        u = self.integrator.predicted_displacement(self.params, self.state, self.dt)
+        return np.asarray(u)[list(self.interface_dofs)]
+
+    def step(self, feedback, ground_accel):
+        feedback = jnp.asarray(np.reshape(np.asarray(feedback, dtype=float), (self.n_interface,)))
+        self.state, target, log = self._step(self.params, self.state, feedback, jnp.asarray(ground_accel, float))
+        return np.asarray(target), jax.tree_util.tree_map(np.asarray, log)
+
+    def apply_parameters(self, estimate) -> None:
+        if self._apply is None:
+            raise TypeError("this native substructure was built without apply_estimate: it cannot be updated")
+        self.params = self._apply(self.params, jnp.asarray(estimate, dtype=float))
+
+    def close(self) -> None:
+        pass
