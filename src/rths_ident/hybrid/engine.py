@@ -1,4 +1,4 @@
-"""The two loop engines of a virtual RTHS test: fused and step-wise.
+"""The two loop engines of a hybrid test: fused and step-wise.
 
 A hybrid test alternates two rates (ARCHITECTURE.md, "One loop, two rates"):
 
@@ -6,25 +6,36 @@ A hybrid test alternates two rates (ARCHITECTURE.md, "One loop, two rates"):
   interface force measured at the end of the previous step and produces the next
   interface target;
 * the **fast side** — rate transition, compensation, transfer system, specimen, sensors
-  and the online estimator — runs ``ratio = Δt_n/Δt_e`` fast steps per slow step;
-* between the two, the **model-updating hook** may push the estimator's parameters into
-  the NS.
+  and the online identifier — runs ``ratio = Δt_n/Δt_e`` fast steps per slow step: seen
+  from the slow side it is the **site** (:mod:`rths_ident.hybrid.site`);
+* between the two, the **model-updating hook** may push the identifier's estimate into
+  the NS when its guards pass.
 
-Both engines call the *same* three pure functions, packed in a :class:`SlowStepFunctions`:
+Per slow step k, both engines do the same thing in the same order: the fast chunk towards
+the target the NS sent → the identifier's estimate → the hook's guards → (if accepted)
+the estimate into the NS → the NS step with the force measured at the end of the chunk
+(ZOH), which returns the next target.
 
-``fast_chunk(fast_params, fast_state, slow_input) -> (fast_state, chunk_log, feedback)``
+The pure functions of a slow step are packed in a :class:`SlowStepFunctions`:
+
+``fast_chunk(fast_params, fast_state, target) -> (fast_state, chunk_log, feedback)``
     the whole fast side for one slow step (internally a ``lax.scan`` of ``ratio`` steps);
-``ns_step(ns_params, ns_state, feedback, ground_accel) -> (ns_state, slow_input, ns_log)``
-    the NS: consume the measured feedback, advance one slow step, emit the next target;
-``update(params, states, feedback, slow_index) -> (params, states, update_log)``
-    the model-updating hook (may be the identity).
+``identify(fast_params, fast_state) -> Estimate``
+    the online identifier's θ̂, relative std and ``converged`` flag;
+``hook(hook_state, estimate, slow_index) -> (hook_state, applied)``
+    the model-updating hook's guards (:func:`~rths_ident.hybrid.model_updating.hook_decide`);
+``apply_estimate(ns_params, theta) -> ns_params``
+    how θ̂ enters the numerical elements (native NS);
+``ns_step(ns_params, ns_state, feedback, ground_accel) -> (ns_state, target, ns_log)``
+    the native NS.
 
 The **fused engine** scans the composition over the whole record in one compiled call
-(``jax.lax.scan``); it can be ``vmap``-ed over records, plants or initial guesses. The
-**step-wise engine** calls the jitted pieces once per slow step from Python — the path
-that lets the NS be OpenSeesPy or a TCP peer — and keeps its logs in NumPy so that a run
-that fails halfway leaves everything logged up to the failure readable
-(:class:`LoopAborted` carries it).
+(``jax.lax.scan``): every part is native, and it can be ``vmap``-ed over records, plants
+or initial guesses. The **step-wise engine** talks to a :class:`~rths_ident.hybrid.site.Site`
+and a :class:`~rths_ident.structures.numerical_substructure.NumericalSubstructure` from
+Python, once per slow step: the NS may be native, an OpenSeesPy model or a remote peer,
+the site virtual, remote or a rig. It keeps its logs in NumPy, so a run that fails halfway
+leaves everything logged up to the failure readable (:class:`LoopAborted` carries it).
 """
 
 from __future__ import annotations
@@ -40,24 +51,26 @@ class SlowStepFunctions(NamedTuple):
     """The pure functions of one slow step (static: hashable Python callables)."""
 
     fast_chunk: Callable
+    identify: Callable
+    hook: Callable
+    apply_estimate: Callable
     ns_step: Callable
-    update: Callable
 
 
 class LoopState(NamedTuple):
-    """Everything that evolves, as one pytree."""
+    """Everything that evolves in the fused engine, as one pytree."""
 
     ns_state: Any
     fast_state: Any
-    slow_input: Any  # what the NS last sent to the fast side (interface target, ...)
+    slow_input: Any  # what the NS last sent to the fast side (the interface target)
     ns_params: Any  # the NS parameters (changed by the model-updating hook)
     hook_state: Any
 
 
 class LoopAborted(RuntimeError):
     """Raised by the step-wise engine when a step reports a fatal condition
-    (actuator limit, non-finite state). ``.logs`` holds every slow step completed
-    before the failure (NumPy arrays), ``.slow_index`` the failing step."""
+    (actuator limit, non-finite state, a peer that failed). ``.logs`` holds every slow
+    step completed before the failure (NumPy arrays), ``.slow_index`` the failing step."""
 
     def __init__(self, message: str, logs: dict, slow_index: int):
         super().__init__(message)
@@ -65,14 +78,21 @@ class LoopAborted(RuntimeError):
         self.slow_index = slow_index
 
 
+def update_log(estimate, applied) -> dict:
+    """What both engines log of the hook each slow step."""
+    return {"applied": applied, "estimate": estimate.theta, "relative_std": estimate.relative_std,
+            "converged": estimate.converged}
+
+
 def _slow_step(functions: SlowStepFunctions, fast_params, loop_state: LoopState, slow_index, ground_accel):
     fast_state, chunk_log, feedback = functions.fast_chunk(fast_params, loop_state.fast_state, loop_state.slow_input)
-    ns_params, hook_state, update_log = functions.update(
-        loop_state.ns_params, loop_state.hook_state, fast_state, feedback, slow_index
-    )
-    ns_state, slow_input, ns_log = functions.ns_step(ns_params, loop_state.ns_state, feedback, ground_accel)
-    new_state = LoopState(ns_state, fast_state, slow_input, ns_params, hook_state)
-    return new_state, {"fast": chunk_log, "ns": ns_log, "update": update_log}
+    estimate = functions.identify(fast_params, fast_state)
+    hook_state, applied = functions.hook(loop_state.hook_state, estimate, slow_index)
+    candidate = functions.apply_estimate(loop_state.ns_params, estimate.theta)
+    ns_params = jax.tree_util.tree_map(lambda new, old: jnp.where(applied, new, old), candidate, loop_state.ns_params)
+    ns_state, target, ns_log = functions.ns_step(ns_params, loop_state.ns_state, feedback, ground_accel)
+    new_state = LoopState(ns_state, fast_state, target, ns_params, hook_state)
+    return new_state, {"fast": chunk_log, "ns": ns_log, "update": update_log(estimate, applied)}
 
 
 def run_fused(functions: SlowStepFunctions, fast_params, initial: LoopState, ground_accel_slow):
@@ -96,47 +116,66 @@ def make_fused_runner(functions: SlowStepFunctions):
     return jax.jit(lambda fast_params, initial, ag: run_fused(functions, fast_params, initial, ag))
 
 
-def make_slow_stepper(functions: SlowStepFunctions):
-    """A jitted single slow step for the step-wise engine; cache it."""
-    return jax.jit(lambda fast_params, state, k, ag: _slow_step(functions, fast_params, state, k, ag))
+class ModelUpdater:
+    """The model-updating hook as the step-wise engine runs it: the guards compiled once,
+    their state kept here. ``hook(hook_state, estimate, k) -> (hook_state, applied)``."""
+
+    def __init__(self, hook: Callable, hook_state):
+        self._hook = jax.jit(hook)
+        self.state = canonical_state(hook_state)
+
+    def step(self, estimate, slow_index: int) -> bool:
+        self.state, applied = self._hook(self.state, estimate, jnp.asarray(slow_index))
+        return bool(applied)
 
 
-def run_stepwise(
-    slow_stepper: Callable,
-    fast_params,
-    initial: LoopState,
-    ground_accel_slow,
-    *,
-    check: Callable[[dict, int], str | None] | None = None,
-    on_step: Callable[[int, LoopState, dict], None] | None = None,
-):
-    """Run slow step by slow step from Python.
+def run_stepwise(site, ns, ground_accel_slow, *, updater: ModelUpdater | None = None,
+                 check: Callable[[dict, int], str | None] | None = None,
+                 on_step: Callable[[int, dict], None] | None = None):
+    """Run slow step by slow step from Python: ``site`` (a
+    :class:`~rths_ident.hybrid.site.Site`) and ``ns`` (a
+    :class:`~rths_ident.structures.numerical_substructure.NumericalSubstructure`).
 
+    Per step: ``site.step(target)`` → the updater's guards on the site's estimate → (if
+    accepted) ``ns.apply_parameters`` → ``ns.step(force, ẍ_g)`` → the next target.
     ``check(step_log, k)`` may return a message to abort (e.g. an actuator limit flag);
-    the logs up to and including step ``k`` are then attached to :class:`LoopAborted`.
-    ``on_step`` is called after every step (progress bars, pacing, remote NS I/O).
-    Returns the final state and logs stacked like :func:`run_fused`'s.
+    the logs up to and including step ``k`` are then attached to :class:`LoopAborted`, as
+    they are when the site or the NS raises. ``on_step(k, step_log)`` is called after
+    every step (progress bars, pacing, records). Returns the logs stacked like
+    :func:`run_fused`'s (``{"fast", "ns", "update"}``).
     """
-    state = canonical_state(initial)
     per_step: list = []
     ground_accel_slow = np.asarray(ground_accel_slow)
+    target = ns.initial_target()
     for k in range(ground_accel_slow.shape[0]):
-        state, log = slow_stepper(fast_params, state, k, ground_accel_slow[k])
-        log_np = jax.tree_util.tree_map(np.asarray, log)
-        per_step.append(log_np)
+        try:
+            reading = site.step(target)
+            step_log = {"fast": reading.log}
+            if updater is not None and reading.estimate is not None:
+                applied = updater.step(reading.estimate, k)
+                if applied:
+                    ns.apply_parameters(np.asarray(reading.estimate.theta))
+                step_log["update"] = jax.tree_util.tree_map(np.asarray, update_log(reading.estimate, applied))
+            target, ns_log = ns.step(reading.force, ground_accel_slow[k])
+            step_log["ns"] = ns_log
+        except LoopAborted:
+            raise
+        except Exception as exc:
+            raise LoopAborted(f"slow step {k} failed: {exc}", stack_logs(per_step), k) from exc
+        per_step.append(step_log)
         if check is not None:
-            message = check(log_np, k)
+            message = check(step_log, k)
             if message:
                 raise LoopAborted(message, stack_logs(per_step), k)
         if on_step is not None:
-            on_step(k, state, log_np)
-    return state, stack_logs(per_step)
+            on_step(k, step_log)
+    return stack_logs(per_step)
 
 
 def canonical_state(state):
     """Every leaf as a JAX array with an explicit dtype (no weak types, no Python
-    scalars), i.e. exactly the types a jitted step returns — so the step-wise engine's
-    jitted call is traced once, not again after its first output."""
+    scalars), i.e. exactly the types a jitted step returns — so a jitted step is traced
+    once, not again after its first output."""
 
     def leaf(x):
         arr = jnp.asarray(x)

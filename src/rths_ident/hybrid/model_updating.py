@@ -98,6 +98,32 @@ def guards_pass(guards: UpdateGuards, estimate, relative_std, converged, time_s)
     return ok
 
 
+def hook_decide(
+    guards: UpdateGuards,
+    state: UpdateHookState,
+    estimate,
+    relative_std,
+    converged,
+    time_s,
+    slow_index,
+) -> tuple[UpdateHookState, jax.Array]:
+    """One call per slow step: is an update due and do the guards pass? Returns the new
+    hook state and ``applied`` (traceable boolean). The caller pushes ``estimate`` into
+    the numerical substructure when ``applied`` is true (the fused engine with a
+    ``jnp.where`` on the parameter pytree, the step-wise engine through
+    ``NumericalSubstructure.apply_parameters``)."""
+    due = (slow_index % guards.update_every_slow_steps) == 0
+    ok = guards_pass(guards, estimate, relative_std, converged, time_s)
+    apply = due & ok
+    new_state = UpdateHookState(
+        applied_estimate=jnp.where(apply, jnp.asarray(estimate, dtype=float), state.applied_estimate),
+        n_updates=state.n_updates + apply.astype(int),
+        n_rejected=state.n_rejected + (due & ~ok).astype(int),
+        last_update_time=jnp.where(apply, time_s, state.last_update_time),
+    )
+    return new_state, apply
+
+
 def hook_step(
     guards: UpdateGuards,
     state: UpdateHookState,
@@ -106,25 +132,17 @@ def hook_step(
     relative_std,
     converged,
     time_s,
-    slow_step_index,
+    slow_index,
     apply_estimate: Callable[[Any, jax.Array], Any],
 ) -> tuple[UpdateHookState, Any, jax.Array]:
-    """One call per slow step.
+    """:func:`hook_decide` and the update of a native parameter pytree in one call.
 
     ``apply_estimate(element_params, estimate) -> element_params`` maps θ̂ onto the
     numerical elements' parameter pytree (a static Python function). Returns the new
     hook state, the (possibly updated) element parameters and whether an update was
     applied at this step.
     """
-    due = (slow_step_index % guards.update_every_slow_steps) == 0
-    ok = guards_pass(guards, estimate, relative_std, converged, time_s)
-    apply = due & ok
+    new_state, apply = hook_decide(guards, state, estimate, relative_std, converged, time_s, slow_index)
     candidate = apply_estimate(element_params, jnp.asarray(estimate))
     new_params = jax.tree_util.tree_map(lambda new, old: jnp.where(apply, new, old), candidate, element_params)
-    new_state = UpdateHookState(
-        applied_estimate=jnp.where(apply, jnp.asarray(estimate, dtype=float), state.applied_estimate),
-        n_updates=state.n_updates + apply.astype(int),
-        n_rejected=state.n_rejected + (due & ~ok).astype(int),
-        last_update_time=jnp.where(apply, time_s, state.last_update_time),
-    )
     return new_state, new_params, apply

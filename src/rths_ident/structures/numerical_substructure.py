@@ -31,6 +31,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Protocol, runtime_checkable
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -79,6 +81,17 @@ def native_ns_step(integrator, interface_dofs, response: Callable | None = None)
     return ns_step
 
 
+@functools.lru_cache(maxsize=64)
+def _compiled_step(ns_step: Callable, dt: float):
+    # one jitted function per (step, Δt_n): a new substructure object does not retrace
+    return jax.jit(lambda p, s, f, ag: ns_step(p, s, f, ag, dt))
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled_apply(apply_estimate: Callable):
+    return jax.jit(apply_estimate)
+
+
 class NativeSubstructure:
     """A native (JAX) numerical substructure behind the protocol, for the step-wise engine.
 
@@ -102,9 +115,11 @@ class NativeSubstructure:
         self.interface_dofs = tuple(int(i) for i in np.atleast_1d(interface_dofs))
         self.n_interface = len(self.interface_dofs)
         step = ns_step if ns_step is not None else native_ns_step(integrator, self.interface_dofs)
-        self._step = jax.jit(lambda p, s, f, ag: step(p, s, f, ag, self.dt))
-        self._apply = None if apply_estimate is None else jax.jit(apply_estimate)
-        self.state = integrator.init(params, self.dt) if state is None else state
+        self._step = _compiled_step(step, self.dt)
+        self._apply = None if apply_estimate is None else _compiled_apply(apply_estimate)
+        state = integrator.init(params, self.dt) if state is None else state
+        # explicit dtypes (no weak types): the jitted step is traced once, not again on its own output
+        self.state = jax.tree_util.tree_map(lambda x: jnp.asarray(x, dtype=jnp.asarray(x).dtype), state)
 
     def initial_target(self) -> np.ndarray:
         u = self.integrator.predicted_displacement(self.params, self.state, self.dt)

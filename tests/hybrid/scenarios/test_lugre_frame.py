@@ -12,7 +12,9 @@ import numpy as np
 import pytest
 
 from rths_ident._params import ParameterError
+from rths_ident.hybrid.hybrid_test import initial_loop_state, run_loop, slow_step_functions
 from rths_ident.hybrid.scenarios import lugre_frame as lf
+from rths_ident.hybrid.virtual_site import fast_params
 
 pytestmark = pytest.mark.slow
 
@@ -51,8 +53,8 @@ def test_stepwise_equals_fused():
     """Same numbers from both engines (XLA compiles the two differently, so they agree
     to rounding, not bit for bit): signals to 1e-8 of their amplitude, metrics to 1e-8."""
     built = lf.build(lf.LugreFrameConfig(duration=1.0))
-    _, fused, _ = lf.run_loop(built, "fused")
-    _, stepwise, _ = lf.run_loop(built, "stepwise")
+    fused, _ = run_loop(built, "fused")
+    stepwise, _ = run_loop(built, "stepwise")
 
     def close(a, b):
         a, b = np.asarray(a), np.asarray(b)
@@ -62,7 +64,7 @@ def test_stepwise_equals_fused():
         close(stepwise["ns"][key], fused["ns"][key])
     close(stepwise["fast"]["force"], fused["fast"]["force"])
     close(stepwise["update"]["estimate"], fused["update"]["estimate"])
-    reference, _ = lf.simulate_reference(built)
+    reference, _ = built.reference()
     from rths_ident import metrics
 
     for i in range(3):
@@ -126,20 +128,22 @@ def test_fused_loop_vmaps_over_specimens():
     from rths_ident.hybrid.engine import run_fused
 
     built = lf.build(lf.LugreFrameConfig(duration=1.0))
-    initial = lf.initial_loop_state(built)
+    initial = initial_loop_state(built)
     ag = jnp.asarray(built.ground_accel)
-    spec = built.fast_params["specimen"]
+    base_params = fast_params(built.fast_side)
+    functions = slow_step_functions(built)
+    spec = base_params["specimen"]
     scales = np.array([0.9, 1.15])
     batch = jax.tree_util.tree_map(lambda leaf: jnp.stack([leaf, leaf]), spec)
     batch = dataclasses.replace(batch, Fc=spec.Fc * scales)
-    axes = jax.tree_util.tree_map(lambda _: None, built.fast_params)
+    axes = jax.tree_util.tree_map(lambda _: None, base_params)
     axes["specimen"] = jax.tree_util.tree_map(lambda _: 0, spec)
     initial_b = jax.tree_util.tree_map(lambda leaf: jnp.stack([leaf, leaf]), initial)
-    run = jax.jit(jax.vmap(lambda fp, st: run_fused(built.functions, fp, st, ag)[1], in_axes=(axes, 0)))
-    logs_b = run(dict(built.fast_params, specimen=batch), initial_b)
+    run = jax.jit(jax.vmap(lambda fp, st: run_fused(functions, fp, st, ag)[1], in_axes=(axes, 0)))
+    logs_b = run(dict(base_params, specimen=batch), initial_b)
     for i, s in enumerate(scales):
-        one = jax.jit(lambda fp: run_fused(built.functions, fp, initial, ag)[1])(
-            dict(built.fast_params, specimen=dataclasses.replace(spec, Fc=spec.Fc * s)))
+        one = jax.jit(lambda fp: run_fused(functions, fp, initial, ag)[1])(
+            dict(base_params, specimen=dataclasses.replace(spec, Fc=spec.Fc * s)))
         np.testing.assert_allclose(logs_b["fast"]["force"][i], one["fast"]["force"], rtol=0,
                                    atol=1e-8 * float(np.max(np.abs(one["fast"]["force"]))))
         np.testing.assert_allclose(logs_b["ns"]["displacement"][i], one["ns"]["displacement"], rtol=0,

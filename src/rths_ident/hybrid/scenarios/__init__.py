@@ -1,0 +1,38 @@
+"""Ready-made hybrid tests, registered in one place that ``rths-ident run`` reads.
+
+A scenario is a module with:
+
+``SCENARIO``, ``DESCRIPTION``
+    its name on the command line and one line about it;
+``OPTIONS``
+    the scenario-specific command-line options it accepts (names of ``argparse``
+    destinations beyond the common ones of :mod:`rths_ident.run_command`);
+``config_from_options(common: dict, options: dict) -> config``
+    its configuration from the common settings and its own options;
+``run_scenario(config, engine, compare, progress) -> dict``
+    the run (:func:`rths_ident.hybrid.results.run_scenario`);
+``plot(result, out_dir) -> list[Path]``
+    its figures.
+
+Modules are imported when a scenario is asked for, so ``rths-ident --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from rths_ident._params import ParameterError
+
+#: scenario name -> module (imported on demand)
+SCENARIOS = {
+    "lugre-frame": "rths_ident.hybrid.scenarios.lugre_frame",
+    "bw-frame": "rths_ident.hybrid.scenarios.bw_frame",
+    "rc-frame": "rths_ident.hybrid.scenarios.rc_frame",
+}
+
+
+def load(name: str):
+    """The module of scenario ``name`` (a clear error listing the known ones)."""
+    if name not in SCENARIOS:
+        raise ParameterError(f"unknown scenario {name!r}: expected one of {', '.join(SCENARIOS)}")
+    return importlib.import_module(SCENARIOS[name])

@@ -60,21 +60,17 @@ from rths_ident.estimators.boucwen_ukf_identifier import (
 from rths_ident.estimators.ukf import ukf_step
 from rths_ident.hybrid import actuator as act
 from rths_ident.hybrid.model_updating import UpdateGuards
-from rths_ident.hybrid.plots import plot_bw_frame  # noqa: F401  (`rths-ident run bw-frame --plots`)
 from rths_ident.hybrid.scenarios import frame_test
-from rths_ident.hybrid.scenarios.frame_test import (  # noqa: F401  (the scenario's public API)
-    Built,
-    ColumnUnderTest,
-    Identifier,
-    compiled_fused_runner,
-    initial_loop_state,
-    run_loop,
-    simulate_reference,
-    slow_stepper,
-)
+from rths_ident.hybrid.hybrid_test import HybridTest
+from rths_ident.hybrid.results import run_scenario as run_hybrid_test
+from rths_ident.hybrid.scenarios.frame_test import ColumnUnderTest
+from rths_ident.hybrid.virtual_site import Identifier
 from rths_ident.models import DegradingBoucWen
 
 SCENARIO = "bw-frame"
+DESCRIPTION = "seed 001's frame with degrading Bouc-Wen columns (seed 000 Case 4, scaled), joint-UKF updating"
+#: scenario-specific command-line options (beyond the common ones); parameter_error -> initial_error
+OPTIONS = ("floor_mass", "parameter_error")
 UPDATING_MODES = ("ukf", "none", "oracle")
 #: the parameters the UKF identifies (and the hook pushes into the NS), SI units
 PARAM_NAMES = ("k_e", "f_y0", "stiffness_degradation", "strength_degradation")
@@ -201,8 +197,8 @@ def column_under_test(cfg: BWFrameConfig) -> ColumnUnderTest:
                           upper_bounds=np.array([2.5, 2.5, 5.0, 5.0]) * guess_values,
                           freeze_until_s=cfg.update_after)
 
-    def extra_metrics(update_logs):
-        return {"identified_dissipated_energy_J": float(np.asarray(update_logs["dissipated_energy"])[-1])}
+    def extra_metrics(logs):
+        return {"identified_dissipated_energy_J": float(np.asarray(logs["fast"]["identifier"]["dissipated_energy"])[-1])}
 
     return ColumnUnderTest(
         model=DegradingBoucWen, true_column=true_column, initial_column=guess, specimen=specimen,
@@ -213,12 +209,34 @@ def column_under_test(cfg: BWFrameConfig) -> ColumnUnderTest:
     )
 
 
-def build(cfg: BWFrameConfig) -> Built:
+def build(cfg: BWFrameConfig) -> HybridTest:
     """The ``bw-frame`` loop for ``cfg`` (see :func:`frame_test.build`)."""
     return frame_test.build(cfg, column_under_test(cfg))
 
 
-def run_scenario(cfg: BWFrameConfig, engine: str = "fused", compare: bool = True, progress=None) -> dict:
+def describe(cfg) -> dict:
+    """The scenario-specific keys of the result (floor mass, initial error)."""
+    return {"floor_mass_kg": cfg.mass, "initial_error": cfg.initial_error}
+
+
+def run_scenario(cfg, engine: str = "fused", compare: bool = True, progress=None) -> dict:
     """Run the configured variant and (``compare``) ``none`` and ``oracle``; see
-    :func:`frame_test.run_scenario`."""
-    return frame_test.run_scenario(cfg, build, engine=engine, compare=compare, progress=progress)
+    :func:`rths_ident.hybrid.results.run_scenario`."""
+    return run_hybrid_test(cfg, build, engine=engine, compare=compare, progress=progress,
+                           describe=lambda test: describe(cfg))
+
+
+def config_from_options(common: dict, options: dict) -> BWFrameConfig:
+    """The configuration from the command line's common settings and this scenario's
+    options (None = the default; ``parameter_error`` is the NS's initial relative error)."""
+    given = {k: v for k, v in options.items() if v is not None}
+    if "parameter_error" in given:
+        given["initial_error"] = given.pop("parameter_error")
+    return BWFrameConfig(**{k: v for k, v in common.items() if v is not None}, **given)
+
+
+def plot(result: dict, out_dir):
+    """The figures of a run (:func:`rths_ident.hybrid.plots.plot_bw_frame`)."""
+    from rths_ident.hybrid.plots import plot_bw_frame  # noqa: PLC0415 (matplotlib only when plotting)
+
+    return plot_bw_frame(result, out_dir)

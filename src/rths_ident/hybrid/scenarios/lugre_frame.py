@@ -55,16 +55,10 @@ from rths_ident.estimators import lugre_identifier, lugre_ukf_identifier
 from rths_ident.hybrid import actuator as act
 from rths_ident.hybrid.model_updating import UpdateGuards
 from rths_ident.hybrid.scenarios import frame_test
-from rths_ident.hybrid.scenarios.frame_test import (  # noqa: F401  (the scenario's public API)
-    Built,
-    ColumnUnderTest,
-    Identifier,
-    compiled_fused_runner,
-    initial_loop_state,
-    run_loop,
-    simulate_reference,
-    slow_stepper,
-)
+from rths_ident.hybrid.hybrid_test import HybridTest
+from rths_ident.hybrid.results import run_scenario as run_hybrid_test
+from rths_ident.hybrid.scenarios.frame_test import ColumnUnderTest
+from rths_ident.hybrid.virtual_site import Identifier
 from rths_ident.models import ModifiedLuGre
 
 #: Floor masses of seed 001 Table 4.1 [kg] per shipped record; others need floor_mass.
@@ -81,6 +75,10 @@ INITIAL_ERRORS = {
     "scenario2": (-0.30, -0.30, -0.30),
 }
 
+SCENARIO = "lugre-frame"
+DESCRIPTION = "seed 001's steel frame, one modified-LuGre column tested, RLS (or UKF) updating of the other eight"
+#: scenario-specific command-line options (beyond the common ones)
+OPTIONS = ("floor_mass", "initial_error")
 UPDATING_MODES = ("rls", "ukf", "none", "oracle")
 IDENTIFYING_MODES = ("rls", "ukf")
 PARAM_NAMES = ("sigma0", "Fc", "sigma3")
@@ -91,7 +89,7 @@ class LugreFrameConfig(frame_test.FrameTestConfig):
     """Configuration of a ``lugre-frame`` run (SI units); the shared fields are those of
     :class:`~rths_ident.hybrid.scenarios.frame_test.FrameTestConfig`."""
 
-    SCENARIO: ClassVar[str] = "lugre-frame"
+    SCENARIO: ClassVar[str] = SCENARIO
     UPDATING_MODES: ClassVar[tuple] = UPDATING_MODES
     IDENTIFYING_MODES: ClassVar[tuple] = IDENTIFYING_MODES
 
@@ -199,12 +197,32 @@ def column_under_test(cfg: LugreFrameConfig) -> ColumnUnderTest:
     )
 
 
-def build(cfg: LugreFrameConfig) -> Built:
+def build(cfg: LugreFrameConfig) -> HybridTest:
     """The flagship loop for ``cfg`` (see :func:`frame_test.build`)."""
     return frame_test.build(cfg, column_under_test(cfg))
 
 
-def run_scenario(cfg: LugreFrameConfig, engine: str = "fused", compare: bool = True, progress=None) -> dict:
-    """Run the flagship: the configured variant and (``compare``) ``none`` and
-    ``oracle``; see :func:`frame_test.run_scenario`."""
-    return frame_test.run_scenario(cfg, build, engine=engine, compare=compare, progress=progress)
+def describe(cfg) -> dict:
+    """The scenario-specific keys of the result (floor mass, initial error)."""
+    return {"floor_mass_kg": cfg.mass, "initial_error": cfg.initial_error}
+
+
+def run_scenario(cfg, engine: str = "fused", compare: bool = True, progress=None) -> dict:
+    """Run the configured variant and (``compare``) ``none`` and ``oracle``; see
+    :func:`rths_ident.hybrid.results.run_scenario`."""
+    return run_hybrid_test(cfg, build, engine=engine, compare=compare, progress=progress,
+                           describe=lambda test: describe(cfg))
+
+
+def config_from_options(common: dict, options: dict) -> LugreFrameConfig:
+    """The configuration from the command line's common settings and this scenario's
+    options (None = the default)."""
+    given = {k: v for k, v in options.items() if v is not None}
+    return LugreFrameConfig(**{k: v for k, v in common.items() if v is not None}, **given)
+
+
+def plot(result: dict, out_dir):
+    """The figures of a run (:func:`rths_ident.hybrid.plots.plot_lugre_frame`)."""
+    from rths_ident.hybrid.plots import plot_lugre_frame  # noqa: PLC0415 (matplotlib only when plotting)
+
+    return plot_lugre_frame(result, out_dir)

@@ -1,0 +1,228 @@
+"""A hybrid test as data, and running it with either engine.
+
+A :class:`HybridTest` is what a scenario builds: the record at the slow rate, the fast
+side (:class:`~rths_ident.hybrid.virtual_site.FastSide`), the numerical substructure
+(native pieces for the fused engine, and a factory of
+:class:`~rths_ident.structures.numerical_substructure.NumericalSubstructure` objects for
+the step-wise engine — native, OpenSeesPy or remote), the model-updating hook's guards,
+the identified parameters (names, true and initial values) and the reference response.
+
+Three **variants** of a test share one compiled loop: ``"updating"`` (identify and
+update), ``"none"`` (the hook frozen for ever: the wrong initial model stays) and
+``"oracle"`` (the NS starts from the true parameters, never updated). They differ only in
+pytree leaves (initial NS parameters, the hook's freeze time).
+
+Compiled functions are cached per test ``key`` (a hashable description of everything
+that changes the program, e.g. the scenario's configuration), so repeated runs and the
+three variants compile once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time as _time
+from typing import Any, Callable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from rths_ident._params import ParameterError
+from rths_ident.hybrid.engine import (
+    LoopState,
+    ModelUpdater,
+    SlowStepFunctions,
+    make_fused_runner,
+    run_stepwise,
+)
+from rths_ident.hybrid.model_updating import UpdateGuards, hook_decide, hook_init
+from rths_ident.hybrid.virtual_site import (
+    FastSide,
+    VirtualSite,
+    fast_params,
+    initial_fast_state,
+    make_fast_chunk,
+    make_identify,
+)
+from rths_ident.structures.numerical_substructure import NativeSubstructure
+
+VARIANTS = ("updating", "none", "oracle")
+ENGINES = ("fused", "stepwise")
+
+
+class NativeNS(NamedTuple):
+    """A native numerical substructure: what the fused engine compiles.
+
+    ``ns_step(params, state, feedback (n,), ground_accel) -> (state, target (n,), log)``
+    and ``apply_estimate(params, θ̂) -> params`` are pure; ``params``/``params_true``
+    are the initial-guess and true-parameter models (``oracle``).
+    """
+
+    integrator: Any
+    params: Any
+    params_true: Any
+    interface_dofs: tuple
+    ns_step: Callable
+    apply_estimate: Callable
+
+
+class HybridTest(NamedTuple):
+    """Everything a run needs, built once (static parts and arrays; SI units)."""
+
+    key: Any  # hashable: identifies the compiled program (cache key)
+    name: str  # scenario name
+    time_slow: np.ndarray  # t_1 … t_N [s]
+    ground_accel: np.ndarray  # ẍ_g at t_1 … t_N [m/s²]
+    slow_rate: float  # Hz
+    fast_side: FastSide
+    native_ns: NativeNS | None  # None: the NS is not native (step-wise engine only)
+    make_ns: Callable[[str], Any]  # variant -> NumericalSubstructure (step-wise engine)
+    guards: UpdateGuards
+    param_names: tuple
+    true_values: np.ndarray  # θ of the specimen
+    initial_values: np.ndarray  # θ of the NS's initial model
+    reference: Callable[[], tuple]  # () -> (response (N, n_response) [m], interface force (N,) [N])
+    seed: int  # sensor-noise seed
+    response_names: tuple = ("floor1", "floor2", "floor3")
+    extra_metrics: Callable[[dict], dict] = lambda logs: {}  # scenario-specific metrics from the logs
+
+
+def slow_step_functions(test: HybridTest) -> SlowStepFunctions:
+    """The pure functions of a slow step for a native test (cached per test key)."""
+    if test.native_ns is None:
+        raise ParameterError(f"{test.name}: the fused engine needs a native numerical substructure "
+                             "(use engine='stepwise' with this one)")
+    return _cached("functions", test, lambda: _make_functions(test))
+
+
+def _make_functions(test: HybridTest) -> SlowStepFunctions:
+    dt_slow = 1.0 / test.slow_rate
+    ns = test.native_ns
+
+    def ns_step(params, state, feedback, ground_accel):
+        return ns.ns_step(params, state, feedback, ground_accel, dt_slow)
+
+    return SlowStepFunctions(make_fast_chunk(test.fast_side), make_identify(test.fast_side),
+                             _cached("hook", test, lambda: _hook_function(test)), ns.apply_estimate, ns_step)
+
+
+def variant_guards(test: HybridTest, variant: str) -> UpdateGuards:
+    """The hook's guards for ``variant`` (``none``/``oracle``: frozen for ever)."""
+    if variant not in VARIANTS:
+        raise ParameterError(f"variant = {variant!r}: expected one of {', '.join(VARIANTS)}")
+    if variant == "updating":
+        return test.guards
+    return dataclasses.replace(test.guards, freeze_until_s=np.inf)
+
+
+def initial_loop_state(test: HybridTest, variant: str = "updating") -> LoopState:
+    """The fused engine's initial state for ``variant``."""
+    guards = variant_guards(test, variant)
+    ns = test.native_ns
+    dt_slow = 1.0 / test.slow_rate
+    params = ns.params_true if variant == "oracle" else ns.params
+    values = test.true_values if variant == "oracle" else test.initial_values
+    ns_init = _cached("ns_init", test, lambda: jax.jit(lambda p: ns.integrator.init(p, dt_slow)))
+    ns_state = ns_init(params)
+    target = ns.integrator.predicted_displacement(params, ns_state, dt_slow)[jnp.asarray(ns.interface_dofs)]
+    hook_state = hook_init(values)
+    return LoopState(ns_state, initial_fast_state(test.fast_side, test.seed), jnp.asarray(target), params,
+                     (hook_state, guards))
+
+
+def native_substructure(test: HybridTest, variant: str) -> NativeSubstructure:
+    """The native NS of ``test`` behind the protocol (the step-wise engine's default)."""
+    ns = test.native_ns
+    functions = slow_step_functions(test)
+    return NativeSubstructure(ns.integrator, ns.params_true if variant == "oracle" else ns.params,
+                              ns.interface_dofs, 1.0 / test.slow_rate, apply_estimate=functions.apply_estimate,
+                              ns_step=ns.ns_step)
+
+
+# --------------------------------------------------------------------------------------
+# compiled-function cache
+# --------------------------------------------------------------------------------------
+_CACHE: dict = {}
+
+
+def _cached(kind: str, test: HybridTest, make: Callable):
+    key = (kind, test.key)
+    if key not in _CACHE:
+        _CACHE[key] = make()
+    return _CACHE[key]
+
+
+def compiled_fused_runner(test: HybridTest, initial: LoopState | None = None):
+    """The fused loop compiled ahead of time for this test (cached)."""
+    def make():
+        start = initial_loop_state(test) if initial is None else initial
+        return make_fused_runner(slow_step_functions(test)).lower(
+            fast_params(test.fast_side), start, jnp.asarray(test.ground_accel)).compile()
+    return _cached("fused", test, make)
+
+
+def virtual_site(test: HybridTest) -> VirtualSite:
+    """A fresh virtual site (state at the start of the test), compiled once per key."""
+    functions = slow_step_functions(test) if test.native_ns is not None else None
+    site = _cached("site", test, lambda: VirtualSite(
+        test.fast_side, test.seed, fast_chunk=None if functions is None else functions.fast_chunk,
+        identify=None if functions is None else functions.identify))
+    return site.restarted(initial_fast_state(test.fast_side, test.seed))
+
+
+def _limit_check(slow_rate: float):
+    def check(log, k):
+        code = int(np.max(log["fast"]["limit"]))
+        if code:
+            return f"actuator limit exceeded (code {code}) in slow step {k} (t = {(k + 1) / slow_rate:.3f} s)"
+        return None
+    return check
+
+
+def run_loop(test: HybridTest, engine: str = "fused", variant: str = "updating", progress=None, ns=None,
+             site=None):
+    """Run the hybrid loop; returns (logs as NumPy, wall seconds of the run alone — the
+    fused loop is compiled beforehand).
+
+    Step-wise: ``ns`` (default ``test.make_ns(variant)``) and ``site`` (default the
+    virtual site) may be any objects of the protocols; ``progress(k, step_log)`` is
+    called after each slow step.
+    """
+    if engine == "fused":
+        initial = initial_loop_state(test, variant)
+        runner = compiled_fused_runner(test, initial)
+        ag = jnp.asarray(test.ground_accel)
+        start = _time.perf_counter()
+        _, logs = runner(fast_params(test.fast_side), initial, ag)
+        jax.block_until_ready(logs)
+        wall = _time.perf_counter() - start
+        return jax.tree_util.tree_map(np.asarray, logs), wall
+    if engine != "stepwise":
+        raise ParameterError(f"engine = {engine!r}: expected one of {', '.join(ENGINES)}")
+    guards = variant_guards(test, variant)
+    hook = slow_step_functions(test).hook if test.native_ns is not None else _cached(
+        "hook", test, lambda: _hook_function(test))
+    values = test.true_values if variant == "oracle" else test.initial_values
+    updater = ModelUpdater(hook, (hook_init(values), guards))
+    site = virtual_site(test) if site is None else site
+    ns = test.make_ns(variant) if ns is None else ns
+    start = _time.perf_counter()
+    try:
+        logs = run_stepwise(site, ns, np.asarray(test.ground_accel), updater=updater,
+                            check=_limit_check(test.slow_rate), on_step=progress)
+    finally:
+        ns.close()
+        site.close()
+    return logs, _time.perf_counter() - start
+
+
+def _hook_function(test: HybridTest):
+    dt_slow = 1.0 / test.slow_rate
+
+    def hook(hook, estimate, k):
+        hook_state, guards = hook
+        hook_state, applied = hook_decide(guards, hook_state, estimate.theta, estimate.relative_std,
+                                          estimate.converged, (k + 1) * dt_slow, k)
+        return (hook_state, guards), applied
+
+    return hook

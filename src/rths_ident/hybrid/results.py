@@ -1,0 +1,118 @@
+"""What a hybrid-test run reports: the metrics of each variant and the result dictionary
+of ``rths-ident run`` (JSON keys; arrays for the plots under ``_arrays``).
+
+Metrics (seed 000 Table 4.1, :mod:`rths_ident.metrics`): J2 tracking error of the fast
+side (target vs measured), J4 of each response DOF against the reference, J4 of the
+interface force, τ (frequency-domain delay, measured leading target is negative), the
+identified parameters, their errors and 2 % convergence times, the updates applied.
+"""
+
+from __future__ import annotations
+
+import time as _time
+from typing import Callable, NamedTuple
+
+import numpy as np
+
+from rths_ident import metrics
+from rths_ident.hybrid.hybrid_test import HybridTest, run_loop
+
+COMPARISON_VARIANTS = ("none", "oracle")
+
+
+class VariantResult(NamedTuple):
+    """One run of the loop (one updating mode) with its metrics."""
+
+    updating: str
+    metrics: dict
+    logs: dict
+    wall_s: float
+
+
+def finite_or_none(value: float):
+    return float(value) if np.isfinite(value) else None
+
+
+def variant_metrics(test: HybridTest, logs: dict, reference_response, reference_force) -> dict:
+    """The metrics of one run against the reference (module doc)."""
+    names = test.param_names
+    response = np.asarray(logs["ns"]["displacement"])
+    target = np.asarray(logs["fast"]["target"]).ravel()
+    measured = np.asarray(logs["fast"]["measured"]).ravel()
+    force_slow = np.asarray(logs["fast"]["force"])[:, -1]
+    estimates = np.asarray(logs["update"]["estimate"])
+    true = np.asarray(test.true_values, dtype=float)
+    final = estimates[-1]
+    out = {
+        "J2_percent": float(metrics.j2_tracking_error(target, measured)),
+        "J4_percent": {name: float(metrics.j4_global_error(reference_response[:, i], response[:, i]))
+                       for i, name in enumerate(test.response_names)},
+        "J4_force_percent": float(metrics.j4_global_error(reference_force, force_slow)),
+        "tau_ms": float(metrics.fei_delay(target, measured, test.fast_side.fast_rate) * 1e3),
+        "params_final": dict(zip(names, map(float, final))),
+        "param_error_percent": dict(zip(names, map(float, 100 * np.abs(final / true - 1)))),
+        "convergence_time_s": {
+            name: finite_or_none(metrics.convergence_time(test.time_slow, estimates[:, i], true[i], tol=0.02))
+            for i, name in enumerate(names)
+        },
+        "updates_applied": int(np.sum(logs["update"]["applied"])),
+        "actuator_limit_code": int(np.max(logs["fast"]["limit"])),
+        "missed_deadlines": 0,  # not paced: the loop runs as fast as it can
+    }
+    if test.fast_side.identifier.has_covariance:
+        out["param_std_percent"] = dict(zip(names, map(float, 100 * np.asarray(logs["update"]["relative_std"])[-1])))
+    out.update(test.extra_metrics(logs))
+    return out
+
+
+def run_scenario(cfg, build: Callable[..., HybridTest], engine: str = "fused", compare: bool = True,
+                 progress=None, describe: Callable[[HybridTest], dict] | None = None) -> dict:
+    """Run the configured variant and (``compare``) ``none`` and ``oracle`` for the
+    side-by-side plots. Returns the JSON keys of ``rths-ident run`` (for the configured
+    variant), ``variants`` (metrics of each) and ``_arrays`` (what the plots need);
+    ``describe(test)`` adds scenario-specific keys."""
+    start_all = _time.perf_counter()
+    test = build(cfg)
+    reference_response, reference_force = test.reference()
+    comparisons = [m for m in COMPARISON_VARIANTS if m != cfg.updating and m in cfg.UPDATING_MODES]
+    order = [cfg.updating] + (comparisons if compare else [])
+    results = {}
+    for mode in order:
+        variant = "updating" if mode in cfg.IDENTIFYING_MODES else mode
+        logs, wall = run_loop(test, engine, variant=variant, progress=progress if mode == cfg.updating else None)
+        results[mode] = VariantResult(mode, variant_metrics(test, logs, reference_response, reference_force),
+                                      logs, wall)
+    main = results[cfg.updating]
+    names = test.param_names
+    duration = float(test.time_slow[-1])
+    out = dict(main.metrics)
+    out.update({
+        "scenario": cfg.SCENARIO,
+        "record": cfg.record,
+        "updating": cfg.updating,
+        "engine": engine,
+        "compensation": cfg.compensation,
+        "transition": cfg.transition,
+        "transfer_system": cfg.transfer_system,
+        "fast_rate_hz": cfg.fast_rate,
+        "slow_rate_hz": cfg.slow_rate,
+        "identifier_rate_hz": cfg.fast_rate / cfg.identifier_every,
+        "params_true": dict(zip(names, map(float, test.true_values))),
+        "params_initial": dict(zip(names, map(float, test.initial_values))),
+        "realtime_factor": duration / main.wall_s,
+        "sim_duration_s": duration,
+        "wall_s": main.wall_s,
+        "total_wall_s": _time.perf_counter() - start_all,
+        "variants": {m: r.metrics for m, r in results.items()},
+    })
+    if describe is not None:
+        out.update(describe(test))
+    out["_arrays"] = {
+        "time_slow": test.time_slow,
+        "time_fast": test.time_slow[0] - 1.0 / cfg.slow_rate
+        + np.arange(1, len(test.time_slow) * cfg.ratio + 1) / cfg.fast_rate,
+        "reference_floors": reference_response,
+        "reference_force": reference_force,
+        "logs": {m: r.logs for m, r in results.items()},
+    }
+    return out

@@ -1,0 +1,95 @@
+"""From a scenario's configuration to the objects of its loop: the record at the slow
+rate, the compensation and rate-transition strategies, the sensors and the fast side.
+
+This is the one place where the strategy names of the command line (``"damb"``,
+``"ddmrt"``, …) become objects; the loop itself receives objects only.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from rths_ident._params import ParameterError
+from rths_ident.datasets import load_ground_motion, resample_ground_motion
+from rths_ident.hybrid import actuator as act
+from rths_ident.hybrid import sensors
+from rths_ident.hybrid.compensation import amb, damb, polynomial
+from rths_ident.hybrid.rate_transition import ddmrt, predictor_corrector, wiener
+from rths_ident.hybrid.scenarios.config import HybridTestConfig
+from rths_ident.hybrid.virtual_site import FastSide, Identifier, Strategy
+
+
+def slow_record(cfg: HybridTestConfig):
+    """The ground motion at the slow rate: (t_1 … t_N [s], ẍ_g [m/s²])."""
+    t, ag = load_ground_motion(cfg.record)
+    ag = ag * cfg.record_scale
+    dt_slow = 1.0 / cfg.slow_rate
+    if abs((t[1] - t[0]) - dt_slow) > 1e-12:
+        t, ag = resample_ground_motion(t, ag, dt_slow)
+    if cfg.duration is not None:
+        n = int(round(cfg.duration / dt_slow)) + 1
+        if n > len(t):
+            raise ParameterError(
+                f"{cfg.SCENARIO} duration = {cfg.duration:g} s is longer than the record {cfg.record!r} "
+                f"({t[-1] - t[0]:g} s)"
+            )
+        t, ag = t[:n], ag[:n]
+    return t[1:] - t[0], ag[1:]
+
+
+def ddmrt_weights(realisation: np.ndarray) -> np.ndarray:
+    """DDMRT's Wiener predictor (seed 000 Eq. 3.5; L = 8, λ = 1e-10, N ≤ 2000, digest
+    §12.5) from an approximate realisation of the interface displacement at the slow rate."""
+    realisation = np.asarray(realisation, dtype=float)
+    n_window = int(min(2000, len(realisation) - 9))
+    return wiener.wiener_coefficients(realisation, 8, 1e-10, n_window)
+
+
+def compensation(cfg: HybridTestConfig, actuator_params) -> Strategy | None:
+    """The configured compensator (None for ``"none"``)."""
+    if cfg.compensation == "damb":
+        return Strategy(damb, damb.DAMBParams(filter_sample_rate=cfg.fast_rate))
+    if cfg.compensation == "amb":
+        return Strategy(amb, amb.AMBParams(filter_sample_rate=cfg.fast_rate))
+    if cfg.compensation == "polynomial":
+        return Strategy(polynomial, polynomial.PolynomialExtrapolationParams(delay=1.0 / actuator_params.loop_gain()))
+    return None
+
+
+def transition(cfg: HybridTestConfig, realisation: Callable[[], np.ndarray]) -> Strategy:
+    """The configured rate transition; ``realisation()`` gives DDMRT's training signal
+    (only called for DDMRT)."""
+    ratio = cfg.ratio
+    if cfg.transition == "ddmrt":
+        return Strategy(ddmrt, ddmrt.DDMRTParams(weights=ddmrt_weights(realisation()), ratio=ratio))
+    arrival = int(round(cfg.arrival_fraction * ratio)) if ratio > 1 else 0
+    return Strategy(predictor_corrector, predictor_corrector.PredictorCorrectorParams(
+        ratio=ratio, arrival_tick=min(arrival, ratio - 1)))
+
+
+def sensor_channels(cfg: HybridTestConfig):
+    """(displacement, force, velocity) channels: the thesis noise powers, or ideal."""
+    if not cfg.sensor_noise:
+        ideal = sensors.SensorParams()
+        return ideal, ideal, ideal
+    displacement = sensors.SensorParams.thesis_displacement()
+    force = sensors.SensorParams.thesis_force()
+    # velocity transducer: the displacement channel's relative noise level at 1 Hz
+    velocity = sensors.SensorParams(noise_power=float(displacement.noise_power) * (2 * np.pi) ** 2)
+    return displacement, force, velocity
+
+
+def fast_side(cfg: HybridTestConfig, *, specimen_model: type, specimen, actuator, identifier: Identifier,
+              realisation: Callable[[], np.ndarray]) -> FastSide:
+    """The virtual fast side of ``cfg`` around ``specimen`` (its model class and Params)."""
+    displacement, force, velocity = sensor_channels(cfg)
+    return FastSide(
+        fast_rate=cfg.fast_rate, ratio=cfg.ratio, transition=transition(cfg, realisation),
+        transition_predicts_ahead=cfg.transition == "ddmrt", compensation=compensation(cfg, actuator),
+        actuator_step=act.ideal_actuator_step if cfg.transfer_system == "ideal" else act.actuator_step,
+        actuator=actuator, specimen_model=specimen_model, specimen=specimen, sensor_displacement=displacement,
+        sensor_force=force, sensor_velocity=velocity, identifier=identifier, identifier_every=cfg.identifier_every,
+        sensor_noise=cfg.sensor_noise,
+    )

@@ -1,0 +1,252 @@
+"""The virtual site: the fast side of a hybrid test, as pure functions and as a Site.
+
+One slow step of the fast side, ``ratio = Δt_n/Δt_e`` fast steps in one ``lax.scan``:
+
+  rate transition → compensation → transfer system + specimen → sensors → identifier
+
+* the **rate transition** turns the interface target the NS sent into ``ratio`` fast
+  targets (a predictor–corrector that receives it during the step, or DDMRT, which
+  predicts it from the targets received so far because the NS answer arrives one slow
+  step late: ``transition_predicts_ahead``);
+* the **compensation** (dAMB, AMB, polynomial, or none) turns a target into a command;
+* the **transfer system** (Carrion–Spencer servo-hydraulic actuator with CSI, or an
+  ideal one) drives the **specimen** (any hysteretic model of :mod:`rths_ident.models`);
+* **sensors** add band-limited noise (and ADC quantization) to displacement, force and
+  velocity;
+* the **identifier** samples every ``identifier_every``-th fast step.
+
+Modelling choices (stated so they can be argued with): the load cell reads the
+specimen's restoring force (the actuator's oil-column damping is on the actuator side);
+the identifier's velocity comes from a velocity transducer (actuator velocity +
+band-limited noise), and with noisy sensors its displacement is that velocity integrated
+at the fast rate (the LVDT reading, with its white noise, drives the compensator: its
+spurious |Δx| travel biases hysteretic observers).
+
+Strategies are passed as objects (:class:`Strategy`: a module of pure ``init``/``step``
+functions and its parameters); strings stay at the command line.
+
+:func:`make_fast_chunk` builds the pure chunk both engines use; :class:`VirtualSite`
+wraps it (compiled once) behind the :class:`~rths_ident.hybrid.site.Site` protocol for
+the step-wise engine.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from rths_ident.hybrid import actuator as act
+from rths_ident.hybrid import sensors
+from rths_ident.hybrid.engine import canonical_state
+from rths_ident.hybrid.site import SiteReading
+
+
+class Strategy(NamedTuple):
+    """A pluggable component: ``functions`` has the pure ``init(params)`` and ``step``;
+    ``params`` is its parameter container."""
+
+    functions: Any
+    params: Any
+
+
+class Identifier(NamedTuple):
+    """An online identifier as the fast side sees it (static functions + its numbers).
+
+    ``step(params, state, x, v, measured_force, dt) -> state``;
+    ``estimate(params, state) -> (θ̂ (p,), relative std (p,), converged)``;
+    ``extra_log(params, state) -> dict`` (logged every slow step, may be empty).
+    """
+
+    name: str
+    params: Any
+    initial_state: Any
+    step: Callable
+    estimate: Callable
+    extra_log: Callable = lambda params, state: {}
+    has_covariance: bool = False
+
+
+class Estimate(NamedTuple):
+    """An identifier's estimate: θ̂ (p,), its relative standard deviation (p,) and
+    whether the identifier considers itself converged."""
+
+    theta: Any
+    relative_std: Any
+    converged: Any
+
+
+class FastSide(NamedTuple):
+    """Everything the fast side is made of (SI units)."""
+
+    fast_rate: float  # Hz, 1/Δt_e
+    ratio: int  # fast steps per slow step, Δt_n/Δt_e
+    transition: Strategy
+    transition_predicts_ahead: bool  # True: the transition gets the previous target (DDMRT)
+    compensation: Strategy | None
+    actuator_step: Callable  # act.actuator_step or act.ideal_actuator_step
+    actuator: Any  # CarrionSpencerParams
+    specimen_model: type  # hysteretic model class
+    specimen: Any  # its Params
+    sensor_displacement: Any  # SensorParams
+    sensor_force: Any
+    sensor_velocity: Any
+    identifier: Identifier
+    identifier_every: int  # fast samples per identifier update
+    sensor_noise: bool  # False: ideal sensors (the identifier then reads the LVDT itself)
+
+
+def read_channel(sensor_params, noisy_value):
+    """ADC of a channel whose noise was already added (quantization if configured)."""
+    if sensor_params.adc_bits > 0:
+        return sensors.quantize(noisy_value, sensor_params.adc_full_scale, sensor_params.adc_bits)
+    return noisy_value
+
+
+def fast_params(side: FastSide) -> dict:
+    """The fast side's parameter pytree (leaves a batch may ``vmap`` over)."""
+    return {
+        "actuator": side.actuator,
+        "specimen": side.specimen,
+        "compensation": side.compensation.params if side.compensation is not None else None,
+        "transition": side.transition.params,
+        "sensor_displacement": side.sensor_displacement,
+        "sensor_force": side.sensor_force,
+        "sensor_velocity": side.sensor_velocity,
+        "identifier": side.identifier.params,
+    }
+
+
+def initial_fast_state(side: FastSide, seed: int) -> dict:
+    """The fast side's state before the test (sensor noise streams seeded by ``seed``)."""
+    keys = jax.random.split(jax.random.PRNGKey(seed), 3)
+    compensation = side.compensation
+    return {
+        "actuator": act.actuator_init(side.actuator, side.specimen_model, side.specimen),
+        "compensation": compensation.functions.init(compensation.params) if compensation is not None else (),
+        "transition": side.transition.functions.init(side.transition.params),
+        "sensor_displacement": sensors.sensor_init(side.sensor_displacement, keys[0]),
+        "sensor_force": sensors.sensor_init(side.sensor_force, keys[1]),
+        "sensor_velocity": sensors.sensor_init(side.sensor_velocity, keys[2]),
+        "identifier": side.identifier.initial_state,
+        "measured_displacement": jnp.zeros(()),
+        "identifier_displacement": jnp.zeros(()),
+        "identifier_velocity": jnp.zeros(()),
+        "previous_target": jnp.zeros(()),
+    }
+
+
+def make_fast_chunk(side: FastSide) -> Callable:
+    """``fast_chunk(fast_params, fast_state, target (1,)) -> (fast_state, log, force (1,))``:
+    one slow step of the fast side (a single actuator at one interface DOF). The force
+    returned is the one measured at the end of the chunk (ZOH). The log has one entry
+    per fast sample, and ``log["identifier"]`` the identifier's extra log of the step."""
+    ratio, dt_fast = side.ratio, 1.0 / side.fast_rate
+    transition, compensation, identifier = side.transition.functions, side.compensation, side.identifier
+    comp_functions = compensation.functions if compensation is not None else None
+    id_every, model, actuator_step = side.identifier_every, side.specimen_model, side.actuator_step
+
+    def fast_chunk(fp, fs, target):
+        target = jnp.reshape(target, (-1,))[0]
+        newest = fs["previous_target"] if side.transition_predicts_ahead else target
+        tr_state, tr_out = transition.step(fp["transition"], fs["transition"], newest)
+        # sensor noise for the whole chunk in one draw per channel (same statistics as
+        # one draw per sample; much cheaper inside the compiled loop)
+        zeros = jnp.zeros(ratio)
+        sd, noise_x = sensors.sensor_step(fp["sensor_displacement"], fs["sensor_displacement"], zeros, dt_fast)
+        sf, noise_f = sensors.sensor_step(fp["sensor_force"], fs["sensor_force"], zeros, dt_fast)
+        sv, noise_v = sensors.sensor_step(fp["sensor_velocity"], fs["sensor_velocity"], zeros, dt_fast)
+
+        def fast_step(carry, inputs):
+            x_target, nx, nf, nv, tick = inputs
+            if comp_functions is not None:
+                comp_state, x_command = comp_functions.step(
+                    fp["compensation"], carry["compensation"], x_target, carry["measured_displacement"], dt_fast)
+            else:
+                comp_state, x_command = (), x_target
+            act_state, out = actuator_step(fp["actuator"], model, fp["specimen"], carry["actuator"], x_command,
+                                           dt_fast)
+            x_m = read_channel(fp["sensor_displacement"], out["x_measured"] + nx)
+            f_m = read_channel(fp["sensor_force"], out["restoring_force"] + nf)
+            v_m = read_channel(fp["sensor_velocity"], out["v"] + nv)
+            # the identifier's displacement: the velocity channel integrated (trapezoid)
+            # with noisy sensors (module doc), the LVDT itself with ideal ones
+            if side.sensor_noise:
+                x_id = carry["identifier_displacement"] + 0.5 * (carry["identifier_velocity"] + v_m) * dt_fast
+            else:
+                x_id = x_m
+            if id_every == 1:
+                id_state = identifier.step(fp["identifier"], carry["identifier"], x_id, v_m, f_m, dt_fast)
+            else:  # the identifier samples every id_every-th fast step (one branch runs)
+                id_state = jax.lax.cond(
+                    tick % id_every == id_every - 1,
+                    lambda s: identifier.step(fp["identifier"], s, x_id, v_m, f_m, dt_fast * id_every),
+                    lambda s: s, carry["identifier"])
+            new = dict(carry, compensation=comp_state, actuator=act_state, identifier=id_state,
+                       measured_displacement=x_m, identifier_displacement=x_id, identifier_velocity=v_m)
+            log = {"target": x_target, "command": x_command, "measured": x_m, "force": f_m,
+                   "true_force": out["restoring_force"], "limit": out["limit_code"]}
+            return new, log
+
+        carry = dict(fs, transition=tr_state, previous_target=jnp.asarray(target, jnp.float64),
+                     sensor_displacement=sd, sensor_force=sf, sensor_velocity=sv)
+        carry, log = jax.lax.scan(fast_step, carry, (tr_out.samples, noise_x, noise_f, noise_v, jnp.arange(ratio)))
+        log["identifier"] = identifier.extra_log(fp["identifier"], carry["identifier"])  # one entry per slow step
+        return carry, log, log["force"][-1:]  # ZOH: the force measured at the end of the slow step
+
+    return fast_chunk
+
+
+def make_identify(side: FastSide) -> Callable:
+    """``identify(fast_params, fast_state) -> Estimate`` (with the identifier's extra log)."""
+    identifier = side.identifier
+
+    def identify(fp, fs):
+        theta, relative_std, converged = identifier.estimate(fp["identifier"], fs["identifier"])
+        return Estimate(theta, relative_std, converged)
+
+    return identify
+
+
+class VirtualSite:
+    """The virtual fast side behind the :class:`~rths_ident.hybrid.site.Site` protocol:
+    one compiled call per slow step (the fast chunk and the identifier's estimate).
+
+    ``state`` is the fast side's state, kept here between steps; ``params`` its
+    parameters (default :func:`fast_params`). Scenarios pass the ``fast_chunk`` and
+    ``identify`` their fused engine compiles, so both engines run the same functions.
+    """
+
+    n_interface = 1
+
+    def __init__(self, side: FastSide, seed: int = 123, fast_chunk: Callable | None = None,
+                 identify: Callable | None = None, params: dict | None = None, state: Any = None):
+        chunk = fast_chunk if fast_chunk is not None else make_fast_chunk(side)
+        identify = identify if identify is not None else make_identify(side)
+
+        def site_step(fp, fs, target):
+            fs, log, force = chunk(fp, fs, target)
+            return fs, log, force, identify(fp, fs)
+
+        self._step = jax.jit(site_step)
+        self.side = side
+        self.params = fast_params(side) if params is None else params
+        self.state = canonical_state(initial_fast_state(side, seed) if state is None else state)
+
+    def restarted(self, state) -> "VirtualSite":
+        """A site at ``state`` sharing this one's compiled step (no recompilation)."""
+        site = object.__new__(VirtualSite)
+        site.__dict__.update(self.__dict__)
+        site.state = canonical_state(state)
+        return site
+
+    def step(self, target) -> SiteReading:
+        target = jnp.asarray(np.reshape(np.asarray(target, dtype=float), (self.n_interface,)))
+        self.state, log, force, estimate = self._step(self.params, self.state, target)
+        log = jax.tree_util.tree_map(np.asarray, log)
+        return SiteReading(displacement=log["measured"][-1:], force=np.asarray(force), log=log, estimate=estimate)
+
+    def close(self) -> None:
+        pass
