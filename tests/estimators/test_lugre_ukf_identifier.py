@@ -275,3 +275,26 @@ def test_step_is_differentiable_through_a_scan(elcentro_sdof):
     h = 1e-6
     finite_difference = float(value(1.0 + h) - value(1.0 - h)) / (2 * h)
     assert gradient == pytest.approx(finite_difference, rel=1e-5)
+
+
+def test_online_protocol_estimate_equals_the_step_outputs(growing_sine):
+    """lugre_ukf_online_identifier: Estimate (recomputed from the state) equals what
+    step reports — θ̂, √P_ii/θ̂_i from the parameter block of P, and the converged rule
+    (yielded, every relative std ≤ tolerance, hold_time inside the band) — and the flag
+    is False early and True by the end of the record."""
+    from rths_ident.estimators.online_identifier import run_identifier
+
+    dt, t, x, v, force = growing_sine
+    measured = force + 0.005 * np.sqrt(np.mean(force**2)) * np.random.default_rng(4).standard_normal(force.size)
+    ident = lu.lugre_ukf_online_identifier(_guess("S2"))
+    assert ident.param_names == ("sigma0", "Fc", "sigma3") and ident.param_units == ("N/m", "N", "N/m")
+    final, (outputs, estimates) = jax.jit(lambda s: run_identifier(ident, s, x, v, measured, dt))(
+        ident.initial_state())
+    np.testing.assert_array_equal(np.asarray(estimates.theta[:, 1]), np.asarray(outputs.Fc))
+    np.testing.assert_array_equal(np.asarray(estimates.relative_std), np.asarray(outputs.relative_std))
+    np.testing.assert_array_equal(np.asarray(estimates.converged), np.asarray(outputs.converged))
+    ratios, P = np.asarray(final.filter.x)[1:], np.asarray(final.filter.P)  # normalised [σ0, F_C, σ3] / guess
+    np.testing.assert_allclose(np.sqrt(np.diag(P)[1:]) / ratios, np.asarray(estimates.relative_std[-1]), rtol=1e-12)
+    np.testing.assert_allclose(ratios * TRUE * 0.7, np.asarray(estimates.theta[-1]), rtol=1e-12)
+    converged = np.asarray(estimates.converged)
+    assert not converged[: int(1.0 / dt)].any() and converged[-1]

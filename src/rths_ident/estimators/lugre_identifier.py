@@ -48,6 +48,31 @@ leaves) for ``hold_time`` seconds, and tr P ≤ covariance_fraction · tr P(0) (
 have actually informed every direction — a stalled but unidentified estimate keeps P
 large). ``converged_at`` (state) latches the first time it holds.
 
+Confidence (not in the thesis; what the model-updating hook's ``max_relative_std`` and
+``require_converged`` guards read). Near the true Θ the a-priori error of the RLS is
+linear in the estimation error ε = ϑ̂ − ϑ: e ≈ −φᵀε + n, with φ the full (normalised)
+regressor and n the equation error. One update ε⁺ = ε + K e with the gain
+K = P g/(λ + gᵀP g) (g = the gain regressor: φ with its θ2 entry zeroed before yield) is
+therefore ε⁺ = (I − K φᵀ) ε + K n, and the covariance C of ε propagates exactly as
+
+    C⁺ = (I − K φᵀ) C (I − K φᵀ)ᵀ + σ̂_e² K Kᵀ,      C(0) = initial_relative_std² · I
+
+with σ̂_e² the exponentially weighted mean square of the a-priori residuals, with the
+RLS's own forgetting and normalised by its weight Σλ^k(1−λ) (so it is an unbiased mean
+from the first sample). With λ = 1 and C(0) = σ_e² P(0) this is σ_e² P (the textbook
+RLS covariance); with λ < 1 it is σ_e² P [λ^{2t}P(0)⁻¹ + Σ λ^{2(t−k)} φ_k φ_kᵀ] P, about
+σ_e² P/(1+λ) once the memory is full — the spread of ϑ̂ over noise realisations, not the
+(larger, Bayesian) P of the forgetting's implied parameter drift. Before yield θ2 does not
+adapt and its variance stays at the prior, so F̂_C is reported as unidentified. The
+covariance of [σ̂0, F̂_C, σ̂3] is J C Jᵀ with J the Jacobian of ϑ → (Eqs. 4.15–4.17)
+(``jax.jacfwd``); ``relative_std`` = √diag/|estimate|. Not modelled: the QP projection
+(inactive once ϑ̂ is inside the box) and the trace cap (it scales P, not this step's K).
+Validated in tests/estimators/test_lugre_identifier.py: on a record with known white
+force noise, the reported std matches the spread of the estimates over 20 noise seeds.
+:func:`confidence` returns it; the online protocol (:func:`lugre_rls_online_identifier`)
+reports ``converged`` = yielded and every relative std ≤ ``converged_relative_std``.
+The estimate Θ̂ itself is unaffected by all of this.
+
 Functional core: :func:`init`, :func:`step` (= ``identifier_step``), :func:`run`;
 wrapper :class:`LuGreIdentifier`; :func:`identification_errors` (Eqs. 4.18–4.20, via
 :mod:`rths_ident.metrics`; convergence times: :func:`rths_ident.metrics.convergence_time`).
@@ -64,6 +89,7 @@ import numpy as np
 from rths_ident._params import ParameterError, field_range, params_dataclass
 from rths_ident.estimators import qp_projection as _qp
 from rths_ident.estimators import rls as _rls
+from rths_ident.estimators.online_identifier import Estimate, IdentifierInputs, OnlineIdentifier
 from rths_ident.metrics import parameter_error_percent
 from rths_ident.models.lugre import LuGreParams, LuGreState, ModifiedLuGre
 
@@ -77,7 +103,16 @@ __all__ = [
     "run",
     "LuGreIdentifier",
     "identification_errors",
+    "confidence",
+    "residual_variance",
+    "lugre_rls_online_identifier",
+    "PARAM_NAMES",
+    "PARAM_UNITS",
 ]
+
+#: θ̂ of the online protocol (:func:`lugre_rls_online_identifier`) and their SI units
+PARAM_NAMES = ("sigma0", "Fc", "sigma3")
+PARAM_UNITS = ("N/m", "N", "N/m")
 
 
 @params_dataclass(static=("observer", "projection", "freeze_until_yield", "regressor"))
@@ -114,6 +149,14 @@ class LuGreIdentifierParams:
     hold_time: float = field_range(1.0, low=0.0, unit="s", doc="time inside the band before 'converged'")
     covariance_fraction: float = field_range(
         0.1, low=0.0, low_inclusive=False, doc="'converged' also needs tr P ≤ covariance_fraction · tr P(0)"
+    )
+    initial_relative_std: float = field_range(
+        0.3, low=0.0, low_inclusive=False,
+        doc="prior std of Θ/Θ_ref: how far the initial guess may be off (starts the error covariance C)",
+    )
+    converged_relative_std: float = field_range(
+        0.02, low=0.0, low_inclusive=False,
+        doc="online protocol's 'converged': yielded and every relative std of [σ̂0, F̂_C, σ̂3] ≤ this",
     )
     observer: str = "exact"
     projection: str = "weighted"
@@ -166,6 +209,9 @@ class LuGreIdentifierState(NamedTuple):
     time_in_band: jax.Array  # s
     time: jax.Array  # s since init
     converged_at: jax.Array  # s; NaN until first converged
+    error_covariance: jax.Array  # (3, 3) C, covariance of ϑ̂ − ϑ (normalised units; module doc)
+    residual_power: jax.Array  # exponentially weighted Σ λ^(t−k)(1−λ) e_k² (normalised)
+    residual_weight: jax.Array  # Σ λ^(t−k)(1−λ): residual_power/residual_weight = σ̂_e²
 
 
 class LuGreIdentifierOutput(NamedTuple):
@@ -180,6 +226,7 @@ class LuGreIdentifierOutput(NamedTuple):
     covariance_trace: jax.Array  # tr P (normalised units)
     yielded: jax.Array  # θ2 adapting
     converged: jax.Array  # bool
+    relative_std: jax.Array  # (3,) √Var/|estimate| of [σ̂0, F̂_C, σ̂3] (module doc, "Confidence")
 
 
 def _constrained_params(params: LuGreIdentifierParams) -> _qp.ConstrainedRLSParams:
@@ -213,7 +260,35 @@ def init(params: LuGreIdentifierParams) -> LuGreIdentifierState:
         time_in_band=zero,
         time=zero,
         converged_at=jnp.asarray(jnp.nan),
+        error_covariance=jnp.eye(3) * params.initial_relative_std**2,
+        residual_power=zero,
+        residual_weight=zero,
     )
+
+
+def _physical_from_normalised(params: LuGreIdentifierParams, normalised):
+    """[σ0 N/m, F_C N, σ3 N/m] from ϑ = Θ/Θ_ref (Eqs. 4.15–4.17)."""
+    theta = normalised * params.theta_reference
+    return jnp.stack([theta[0], theta[0] * params.sigma1 / theta[1], theta[2]])
+
+
+def confidence(params: LuGreIdentifierParams, state: LuGreIdentifierState):
+    """``(estimate (3,), covariance (3, 3), relative_std (3,))`` of [σ̂0 N/m, F̂_C N, σ̂3 N/m]:
+    the error covariance C of ϑ̂ mapped through the Jacobian J of ϑ → [σ0, F_C, σ3]
+    (``jax.jacfwd``): Cov = J C Jᵀ (module doc, "Confidence"). Pure and traceable."""
+    normalised = state.rls.theta
+    estimate = _physical_from_normalised(params, normalised)
+    jacobian = jax.jacfwd(lambda n: _physical_from_normalised(params, n))(normalised)
+    covariance = jacobian @ state.error_covariance @ jacobian.T
+    relative_std = jnp.sqrt(jnp.maximum(jnp.diag(covariance), 0.0)) / jnp.abs(estimate)
+    return estimate, covariance, relative_std
+
+
+def residual_variance(state: LuGreIdentifierState):
+    """σ̂_e², the exponentially weighted mean square of the a-priori residuals
+    (normalised by F_ref²; 0 before the first sample)."""
+    return jnp.where(state.residual_weight > 0.0, state.residual_power / jnp.maximum(state.residual_weight, 1e-300),
+                     0.0)
 
 
 def _advance_observer(params: LuGreIdentifierParams, observer: LuGreState, theta, x, v, dt) -> LuGreState:
@@ -264,6 +339,18 @@ def step(params: LuGreIdentifierParams, state: LuGreIdentifierState, x, v, measu
     gain_phi = jnp.where(yielded, phi, phi * jnp.array([1.0, 0.0, 1.0]))
     rls_state = _qp.correct(_constrained_params(params), state.rls, gain_phi, error_normalised)
 
+    # confidence (module doc): σ̂_e² with the RLS's forgetting, then C propagated through
+    # this update with its gain K = P g/(λ + gᵀ P g) (g the gain regressor, φ the full one)
+    lam = params.forgetting
+    residual_power = lam * state.residual_power + (1.0 - lam) * error_normalised**2
+    residual_weight = lam * state.residual_weight + (1.0 - lam)
+    noise_variance = residual_power / residual_weight
+    P_gain = state.rls.covariance @ gain_phi
+    gain = P_gain / (lam + gain_phi @ P_gain)
+    transition = jnp.eye(3) - jnp.outer(gain, phi)
+    error_covariance = transition @ state.error_covariance @ transition.T + noise_variance * jnp.outer(gain, gain)
+    error_covariance = 0.5 * (error_covariance + error_covariance.T)
+
     theta = rls_state.theta * theta_ref
     lugre = _lugre_params(params, theta)
     force_prediction = theta @ psi + known  # Eq. 4.21
@@ -286,7 +373,11 @@ def step(params: LuGreIdentifierParams, state: LuGreIdentifierState, x, v, measu
         time_in_band=time_in_band,
         time=time,
         converged_at=converged_at,
+        error_covariance=error_covariance,
+        residual_power=residual_power,
+        residual_weight=residual_weight,
     )
+    _, _, relative_std = confidence(params, new_state)
     output = LuGreIdentifierOutput(
         theta=theta,
         params=lugre,
@@ -299,6 +390,7 @@ def step(params: LuGreIdentifierParams, state: LuGreIdentifierState, x, v, measu
         covariance_trace=jnp.trace(rls_state.covariance),
         yielded=yielded,
         converged=converged,
+        relative_std=relative_std,
     )
     return new_state, output
 
@@ -319,6 +411,36 @@ def run(params: LuGreIdentifierParams, state: LuGreIdentifierState, displacement
 
 _step_jit = jax.jit(step)
 _run_jit = jax.jit(run)
+
+
+# ------------------------------------------------------------------------------ online protocol
+
+
+def protocol_step(params: LuGreIdentifierParams, state: LuGreIdentifierState, inputs: IdentifierInputs, dt):
+    """:func:`step` with the online protocol's signature (``inputs``: x [m], ẋ [m/s], R [N])."""
+    return step(params, state, inputs.displacement, inputs.velocity, inputs.force, dt)
+
+
+def protocol_estimate(params: LuGreIdentifierParams, state: LuGreIdentifierState) -> Estimate:
+    """θ̂ = [σ̂0 N/m, F̂_C N, σ̂3 N/m] (Eqs. 4.15–4.17), its relative std (:func:`confidence`)
+    and converged = yielded ∧ every relative std ≤ ``converged_relative_std``."""
+    lugre = _lugre_params(params, state.rls.theta * params.theta_reference)
+    _, _, relative_std = confidence(params, state)
+    converged = state.yielded & jnp.all(relative_std <= params.converged_relative_std)
+    return Estimate(jnp.stack([lugre.sigma0, lugre.Fc, lugre.sigma3]), relative_std, converged)
+
+
+def lugre_rls_online_identifier(guess_params: LuGreParams, forgetting: float = 1.0 - 1e-4,
+                                **options) -> OnlineIdentifier:
+    """The constrained-RLS LuGre identifier as an :class:`OnlineIdentifier`.
+
+    ``guess_params``: initial guess (σ1, σ2 taken as known); ``forgetting``: λ per sample
+    (e.g. 1 − 1/(memory [s] · identifier rate [Hz])); ``options``: other fields of
+    :class:`LuGreIdentifierParams` (e.g. ``converged_relative_std``,
+    ``initial_relative_std``). θ̂ = [σ0, F_C, σ3].
+    """
+    params = LuGreIdentifierParams.from_initial_guess(guess_params, forgetting=forgetting, **options)
+    return OnlineIdentifier("lugre-rls", params, init, protocol_step, protocol_estimate, PARAM_NAMES, PARAM_UNITS)
 
 
 # ------------------------------------------------------------------------------ metrics

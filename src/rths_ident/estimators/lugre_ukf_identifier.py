@@ -55,6 +55,12 @@ Exported functional core (pure, JAX-traceable: ``jit``, ``lax.scan``, ``vmap``):
 * :func:`run` — :func:`step` scanned over a record;
 * :func:`lugre_transition`, :func:`lugre_measurement` — the filter's fx and hx (normalised).
 
+Online protocol (:mod:`rths_ident.estimators.online_identifier`):
+:func:`lugre_ukf_online_identifier` ``(guess_params, **options) -> OnlineIdentifier``;
+its ``Estimate`` is θ̂ = [σ̂0, F̂_C, σ̂3], the relative std from the parameter block of P
+(√P_ii/θ̂_i of the normalised entries) and ``converged`` by the rule above, evaluated
+on the current state.
+
 Wrapper: :class:`LuGreUKFIdentifier` (same interface as
 :class:`rths_ident.estimators.lugre_identifier.LuGreIdentifier`).
 """
@@ -69,6 +75,7 @@ import numpy as np
 
 from rths_ident._params import ParameterError, field_range, params_dataclass
 from rths_ident.estimators.lugre_identifier import RecordIdentifierWrapper
+from rths_ident.estimators.online_identifier import Estimate, IdentifierInputs, OnlineIdentifier
 from rths_ident.estimators.sigma_points import MerweScaledSigmaPoints
 from rths_ident.estimators.ukf import UKFParams, UKFState, ukf_init, ukf_predict, ukf_update
 from rths_ident.models.lugre import LuGreParams, LuGreState, ModifiedLuGre
@@ -86,10 +93,13 @@ __all__ = [
     "LuGreUKFIdentifier",
     "STATE_NAMES",
     "PARAMETER_NAMES",
+    "PARAMETER_UNITS",
+    "lugre_ukf_online_identifier",
 ]
 
 STATE_NAMES = ("z", "sigma0", "Fc", "sigma3")
 PARAMETER_NAMES = ("sigma0", "Fc", "sigma3")
+PARAMETER_UNITS = ("N/m", "N", "N/m")
 _N_STATE = 4
 
 
@@ -393,6 +403,32 @@ def run(params: LuGreUKFParams, state: LuGreUKFState, displacement, velocity, me
 
 _step_jit = jax.jit(step)
 _run_jit = jax.jit(run)
+
+
+# ------------------------------------------------------------------------------ online protocol
+
+
+def protocol_step(params: LuGreUKFParams, state: LuGreUKFState, inputs: IdentifierInputs, dt):
+    """:func:`step` with the online protocol's signature (``inputs``: x [m], ẋ [m/s], R [N])."""
+    return step(params, state, inputs.displacement, inputs.velocity, inputs.force, dt)
+
+
+def protocol_estimate(params: LuGreUKFParams, state: LuGreUKFState) -> Estimate:
+    """θ̂ = [σ̂0 N/m, F̂_C N, σ̂3 N/m], √P_ii/θ̂_i, and ``converged`` (module doc: yielded,
+    every relative std ≤ ``convergence_tolerance`` and ``hold_time`` inside the band) —
+    the same flag :func:`step` outputs, recomputed from the state."""
+    theta, relative_std = estimate(params, state)
+    converged = (state.yielded & jnp.all(relative_std <= params.convergence_tolerance)
+                 & (state.time_in_band >= params.hold_time))
+    return Estimate(theta, relative_std, converged)
+
+
+def lugre_ukf_online_identifier(guess_params: LuGreParams, **options) -> OnlineIdentifier:
+    """The joint-UKF LuGre identifier as an :class:`OnlineIdentifier`; ``options`` are
+    those of :meth:`LuGreUKFParams.from_initial_guess`. θ̂ = [σ0, F_C, σ3]."""
+    params = LuGreUKFParams.from_initial_guess(guess_params, **options)
+    return OnlineIdentifier("lugre-ukf", params, init, protocol_step, protocol_estimate,
+                            PARAMETER_NAMES, PARAMETER_UNITS)
 
 
 # ------------------------------------------------------------------------------ wrapper
