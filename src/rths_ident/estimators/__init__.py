@@ -15,6 +15,11 @@ Identifiers (estimator + model + observer, ready for the model-updating hook):
 :class:`LuGreIdentifier` (RLS), :class:`LuGreUKFIdentifier`, :class:`BoucWenUKFIdentifier`,
 :class:`DegradingBoucWenUKFIdentifier`.
 
+Online-identifier protocol (:mod:`rths_ident.estimators.online_identifier`): an
+:class:`OnlineIdentifier` with ``init``/``step``/``estimate``; constructors
+:func:`lugre_rls_online_identifier`, :func:`lugre_ukf_online_identifier`,
+:func:`joint_ukf_online_identifier` (any model class of :mod:`rths_ident.models`).
+
 Offline fitting of logged tests: :mod:`rths_ident.estimators.offline`.
 """
 
@@ -33,6 +38,11 @@ from rths_ident.estimators.qp_projection import ConstrainedRLS, ConstrainedRLSPa
 from rths_ident.estimators.rls import RLS, RLSParams, RLSState
 from rths_ident.estimators.sigma_points import MerweScaledSigmaPoints
 from rths_ident.estimators.ukf import UnscentedKalmanFilter, ukf_init, ukf_predict, ukf_scan, ukf_step, ukf_update
+
+from rths_ident.estimators.online_identifier import Estimate, IdentifierInputs, OnlineIdentifier, run_identifier
+from rths_ident.estimators.lugre_identifier import lugre_rls_online_identifier
+from rths_ident.estimators.lugre_ukf_identifier import lugre_ukf_online_identifier
+from rths_ident.estimators.joint_ukf_identifier import joint_ukf_online_identifier
 
 lugre_identifier_step = lugre_identifier.step
 
@@ -77,4 +87,11 @@ __all__ = [
     "qp_projection",
     "lms",
     "lugre_identifier",
+    "OnlineIdentifier",
+    "IdentifierInputs",
+    "Estimate",
+    "run_identifier",
+    "lugre_rls_online_identifier",
+    "lugre_ukf_online_identifier",
+    "joint_ukf_online_identifier",
 ]
