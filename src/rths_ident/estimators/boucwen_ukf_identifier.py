@@ -22,8 +22,11 @@ Physical bounds (defaults; enforced by sigma-point clipping, see
 :mod:`rths_ident.estimators.ukf`): k ≥ 0, 0 ≤ α ≤ 1, β ≥ 0; γ is free (β + γ > 0 is
 not a box constraint and is not enforced).
 
-This is a filter model, written here on purpose; the specimen element used in
-simulations is :class:`rths_ident.models.BoucWen` (backward-Euler in displacement).
+The hysteresis equations are :class:`rths_ident.models.BoucWen`'s own (``zdot``,
+``force``); what this module adds is the force-driven SDOF around them (states x, v; RK4
+in time), a different problem from the displacement-driven element identified by the
+generic :mod:`rths_ident.estimators.joint_ukf_identifier`, which is why
+:class:`BoucWenUKFIdentifier` is not built on that core.
 
 Degrading variant (:class:`DegradingBoucWenUKFIdentifier`): a displacement-driven
 specimen (the RTHS case: the actuator imposes x, the load cell measures the force) with
@@ -38,8 +41,16 @@ included)::
 
 Augmented state ``[r, H, k_e, f_y0, a, b]`` (N, J, N/m, N, 1/J, 1/J), with a =
 ``stiffness_degradation`` and b = ``strength_degradation``; α_sv, N, η₁, η₂, k_h, c_e
-and the floors ρ_K, ρ_f are known. The transition integrates the two equations in the
-displacement, from the measured x_k to x_{k+1}, with ``substeps`` RK4 steps.
+and the floors ρ_K, ρ_f are known. :class:`DegradingBoucWenUKFIdentifier` is a thin user
+of the generic joint UKF (:mod:`rths_ident.estimators.joint_ukf_identifier`): its
+transition is :meth:`rths_ident.models.DegradingBoucWen.step` itself.
+
+Legacy (only until the ``bw-frame`` scenario switches to
+:func:`~rths_ident.estimators.joint_ukf_identifier.joint_ukf_online_identifier`):
+:class:`DegradingBoucWenConstants`, :func:`degrading_boucwen_rates`,
+:func:`degrading_boucwen_transition` (RK4 in the displacement) and
+:func:`degrading_boucwen_force` are the first version's own copy of the equations above;
+nothing in this module uses them any more. Remove them then.
 """
 
 from __future__ import annotations
@@ -94,18 +105,35 @@ def _abs_power(value, exponent):
     return jnp.where(magnitude > 0.0, safe**exponent, jnp.where(exponent == 0.0, 1.0, 0.0))
 
 
-def _restoring_force(s):
-    x, z, k, alpha = s[0], s[2], s[3], s[4]
-    return alpha * k * x + (1.0 - alpha) * k * z
+def _boucwen_params(s, constants: BoucWenSDOFConstants):
+    """:class:`rths_ident.models.BoucWenParams` of the augmented state ``s`` (a pytree
+    rebuild, not validated: sigma points may be anywhere)."""
+    from rths_ident.models.bouc_wen import BoucWenParams
+
+    values = {"k": s[3], "alpha": s[4], "A": constants.A, "beta": s[5], "gamma": s[6], "n": constants.n}
+    template = BoucWenParams(k=1.0, alpha=0.5, A=1.0, beta=1.0, gamma=1.0, n=1.0)
+    leaves, treedef = jax.tree_util.tree_flatten_with_path(template)
+    return jax.tree_util.tree_unflatten(treedef, [values[path[0].name] for path, _ in leaves])
+
+
+def _restoring_force(s, constants: BoucWenSDOFConstants):
+    """F = α k x + (1 − α) k z: :meth:`rths_ident.models.BoucWen.force`."""
+    from rths_ident.models.bouc_wen import BoucWen
+
+    return BoucWen.force(_boucwen_params(s, constants), s[0], s[2])
 
 
 def boucwen_sdof_rate(s, external_force, constants: BoucWenSDOFConstants):
-    """ds/dt of the augmented state ``s`` (7,) under external force p [N]."""
-    v, z, beta, gamma = s[1], s[2], s[5], s[6]
-    force = _restoring_force(s)
+    """ds/dt of the augmented state ``s`` (7,) under external force p [N]; ż and F are
+    :meth:`rths_ident.models.BoucWen.zdot` and :meth:`~rths_ident.models.BoucWen.force`
+    (the model's own equations)."""
+    from rths_ident.models.bouc_wen import BoucWen
+
+    v, z = s[1], s[2]
+    params = _boucwen_params(s, constants)
+    force = BoucWen.force(params, s[0], z)
     acceleration = (external_force - constants.damping * v - force) / constants.mass
-    n = constants.n
-    z_rate = constants.A * v - beta * jnp.abs(v) * _abs_power(z, n - 1.0) * z - gamma * v * _abs_power(z, n)
+    z_rate = BoucWen.zdot(params, z, v)
     zeros = jnp.zeros(4, dtype=s.dtype)
     return jnp.concatenate([jnp.stack([v, acceleration, z_rate]), zeros])
 
@@ -133,7 +161,7 @@ def boucwen_sdof_transition(s, dt, force_start, force_end, constants: BoucWenSDO
 
 def boucwen_sdof_measurement(s, external_force, constants: BoucWenSDOFConstants, channels: Sequence[str]):
     """Measurement vector for ``channels`` (see module doc) at external force p [N]."""
-    force = _restoring_force(s)
+    force = _restoring_force(s, constants)
     values = {
         "displacement": s[0],
         "velocity": s[1],
