@@ -86,3 +86,74 @@ def test_bad_inputs_raise_clear_errors():
         pts.sigma_points(np.zeros(3), np.eye(2))
     with pytest.raises(ValueError, match=r"P must have shape \(2, 2\)"):
         pts.sigma_points(np.zeros(2), np.eye(3))
+
+
+# --------------------------------------------------------------------------------------
+# Julier and simplex points; reading filterpy's objects
+# --------------------------------------------------------------------------------------
+
+from filterpy.kalman import JulierSigmaPoints as FilterpyJulier  # noqa: E402
+from filterpy.kalman import SimplexSigmaPoints as FilterpySimplex  # noqa: E402
+
+from rths_ident.estimators.sigma_points import (  # noqa: E402
+    JulierSigmaPoints,
+    SimplexSigmaPoints,
+    sigma_point_spec,
+    simplex_directions,
+)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5])
+def test_julier_and_simplex_points_and_weights_match_filterpy(n):
+    x = np.linspace(-1.0, 2.0, n)
+    P = random_covariance(n, seed=n)
+    for ours, ref in (
+        (JulierSigmaPoints(n, kappa=3.0 - n + 0.5), FilterpyJulier(n, kappa=3.0 - n + 0.5)),
+        (SimplexSigmaPoints(n), FilterpySimplex(n)),
+    ):
+        assert ours.num_sigmas() == ref.num_sigmas()
+        np.testing.assert_allclose(ours.Wm, ref.Wm, rtol=1e-15)
+        np.testing.assert_allclose(ours.Wc, ref.Wc, rtol=1e-15)
+        np.testing.assert_allclose(np.asarray(ours.sigma_points(x, P)), ref.sigma_points(x, P), rtol=1e-13, atol=1e-14)
+
+
+@pytest.mark.parametrize("n", [1, 2, 4, 7])
+def test_simplex_points_reproduce_mean_and_covariance(n):
+    """Closed form: weights 1/(n+1) on the simplex points give back x and P exactly."""
+    d = simplex_directions(n)
+    np.testing.assert_allclose(d.sum(axis=1), 0.0, atol=1e-13)
+    np.testing.assert_allclose(d @ d.T / (n + 1), np.eye(n), atol=1e-13)
+    x, P = np.arange(n, dtype=float), random_covariance(n, seed=3 * n)
+    sig = np.asarray(SimplexSigmaPoints(n).sigma_points(x, P))
+    np.testing.assert_allclose(sig.mean(axis=0), x, atol=1e-12)
+    np.testing.assert_allclose((sig - x).T @ (sig - x) / (n + 1), P, rtol=1e-12, atol=1e-13)
+
+
+def test_sigma_point_spec_reads_filterpy_objects():
+    merwe = sigma_point_spec(FilterpyPoints(4, alpha=0.1, beta=2.0, kappa=-1))
+    assert (merwe.kind, merwe.n, merwe.num_sigmas) == ("symmetric", 4, 9)
+    assert merwe.sqrt_method is None and merwe.subtract is None  # scipy cholesky / np.subtract: the defaults
+    assert merwe.spread == pytest.approx(0.1**2 * 3, rel=1e-14)
+    np.testing.assert_array_equal(merwe.covariance_weights, FilterpyPoints(4, 0.1, 2.0, -1).Wc)
+    julier = sigma_point_spec(FilterpyJulier(3, kappa=2.0))
+    assert (julier.kind, julier.spread) == ("symmetric", 5.0)
+    simplex = sigma_point_spec(FilterpySimplex(3))
+    assert (simplex.kind, simplex.num_sigmas, simplex.spread) == ("simplex", 4, 1.0)
+
+    def my_sqrt(a):
+        return a
+
+    custom = sigma_point_spec(FilterpyPoints(2, 0.5, 2.0, 0.0, sqrt_method=my_sqrt, subtract=np.add))
+    assert custom.sqrt_method is my_sqrt and custom.subtract is np.add
+
+    class Shifted(FilterpySimplex):
+        def sigma_points(self, x, P):
+            return super().sigma_points(x, P) + 1.0
+
+    shifted = Shifted(2)
+    spec = sigma_point_spec(shifted)
+    assert spec.kind == "custom" and spec.generator == shifted.sigma_points and spec.num_sigmas == 3
+    with pytest.raises(TypeError, match="sigma-point object.*lacks n, Wm, Wc, num_sigmas, sigma_points"):
+        sigma_point_spec("merwe")
+    with pytest.raises(ValueError, match="n \\+ kappa"):
+        JulierSigmaPoints(2, kappa=-2.0)

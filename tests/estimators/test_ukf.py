@@ -340,11 +340,330 @@ def test_bad_inputs_raise_clear_errors():
         ukf.update(np.zeros(3))
     with pytest.raises(ValueError, match="points.n"):
         UnscentedKalmanFilter(3, 2, DT, HX_JAX, FX_JAX, pts)
-    with pytest.raises(TypeError, match="MerweScaledSigmaPoints"):
-        UnscentedKalmanFilter(2, 2, DT, HX_JAX, FX_JAX, FilterpyPoints(2, 0.1, 2.0, 1.0))
+    with pytest.raises(TypeError, match="points must be a sigma-point object.*MerweScaledSigmaPoints"):
+        UnscentedKalmanFilter(2, 2, DT, HX_JAX, FX_JAX, "merwe")  # filterpy's points are accepted (drop-in)
     numpy_ukf = UnscentedKalmanFilter(2, 2, DT, HX_NP, lambda x, dt: np.asarray(x) * 2.0, pts)
     numpy_ukf.predict()
     with pytest.raises(TypeError, match="jax.numpy"):
         numpy_ukf.update(np.zeros(2))
     with pytest.raises(Exception, match="P0 must have shape"):
         ukf_init(pts, [0.0, 0.0], np.eye(3), 1.0, 1.0, DT)
+
+
+# --------------------------------------------------------------------------------------
+# drop-in: filterpy's own documented usage, unchanged except for the import
+# --------------------------------------------------------------------------------------
+
+import functools  # noqa: E402
+
+import filterpy.kalman as filterpy_kalman  # noqa: E402
+from filterpy.common import Q_discrete_white_noise  # noqa: E402
+
+#: How close "equal to filterpy" is: max |ours − filterpy| / max |filterpy| per array.
+DROP_IN_RTOL = 1e-10
+
+
+def normwise(ours, ref):
+    ours, ref = np.asarray(ours, dtype=float), np.asarray(ref, dtype=float)
+    return float(np.max(np.abs(ours - ref)) / np.max(np.abs(ref)))
+
+
+def cv_models(xp):
+    """fx/hx of filterpy's UnscentedKalmanFilter docstring (constant velocity in 2D)."""
+
+    def fx(x, dt):
+        # state transition function - predict next state based
+        # on constant velocity model x = vt + x_0
+        F = xp.array([[1, dt, 0, 0], [0, 1, 0, 0], [0, 0, 1, dt], [0, 0, 0, 1]], dtype=float)
+        return xp.dot(F, x)
+
+    def hx(x):
+        # measurement function - convert state into a measurement
+        # where measurements are [x_pos, y_pos]
+        return xp.array([x[0], x[2]])
+
+    return fx, hx
+
+
+CV_NP, CV_JAX = cv_models(np), cv_models(jnp)
+
+
+def cv_measurements(count=50, seed=7):
+    rng = np.random.default_rng(seed)
+    z_std = 0.1
+    return [[i + rng.standard_normal() * z_std, i + rng.standard_normal() * z_std] for i in range(count)]
+
+
+def docstring_example(UnscentedKalmanFilter, points, zs, fx, hx):
+    """filterpy's UnscentedKalmanFilter docstring example, verbatim but for the points
+    object (passed in) and recording what it prints."""
+    dt = 0.1
+    kf = UnscentedKalmanFilter(dim_x=4, dim_z=2, dt=dt, fx=fx, hx=hx, points=points)
+    kf.x = np.array([-1.0, 1.0, -1.0, 1])  # initial state
+    kf.P *= 0.2  # initial uncertainty
+    z_std = 0.1
+    kf.R = np.diag([z_std**2, z_std**2])  # 1 standard
+    kf.Q = Q_discrete_white_noise(dim=2, dt=dt, var=0.01**2, block_size=2)
+    printed = []
+    for z in zs:
+        kf.predict()
+        kf.update(z)
+        printed.append((kf.x.copy(), kf.P.copy(), kf.log_likelihood))
+    return kf, printed
+
+
+POINT_KINDS = {
+    "merwe": lambda module: module.MerweScaledSigmaPoints(4, alpha=0.1, beta=2.0, kappa=-1),
+    "julier": lambda module: module.JulierSigmaPoints(4, kappa=1.0),
+    "simplex": lambda module: module.SimplexSigmaPoints(4),
+}
+
+HostUKF = functools.partial(UnscentedKalmanFilter, host_functions=True)
+
+
+@pytest.mark.parametrize("kind", list(POINT_KINDS))
+@pytest.mark.parametrize("mode", ["numpy functions, host_functions=True", "jax.numpy functions, compiled"])
+def test_filterpy_docstring_example_gives_filterpy_numbers(kind, mode):
+    """filterpy's points objects as ``points=``; fx/hx in numpy (unchanged) on the host
+    path, or in jax.numpy compiled; x, P and the log-likelihood at every step."""
+    zs = cv_measurements()
+    _, ref = docstring_example(filterpy_kalman.UnscentedKalmanFilter, POINT_KINDS[kind](filterpy_kalman), zs, *CV_NP)
+    host = mode.startswith("numpy")
+    cls, models = (HostUKF, CV_NP) if host else (UnscentedKalmanFilter, CV_JAX)
+    ours_kf, ours = docstring_example(cls, POINT_KINDS[kind](filterpy_kalman), zs, *models)
+    assert len(ours_kf.Wm) == (5 if kind == "simplex" else 9)
+    for (x, P, ll), (x_ref, P_ref, ll_ref) in zip(ours, ref):
+        assert normwise(x, x_ref) < DROP_IN_RTOL
+        assert normwise(P, P_ref) < DROP_IN_RTOL
+        assert ll == pytest.approx(ll_ref, rel=DROP_IN_RTOL)
+    assert abs(ref[-1][0][0] - 48.9) < 1.0  # it tracked the target (position ≈ 49 at the end)
+
+
+@pytest.mark.parametrize("kind", list(POINT_KINDS))
+def test_batch_filter_with_dts_then_rts_smoother_match_filterpy(kind):
+    """The pattern of filterpy's batch_filter docstring: varying dts, then rts_smoother."""
+    zs = cv_measurements(40, seed=11)
+    dts = [0.1 + 0.02 * (i % 4) for i in range(len(zs))]
+    results = []
+    for cls, fx, hx in ((filterpy_kalman.UnscentedKalmanFilter, *CV_NP), (UnscentedKalmanFilter, *CV_JAX)):
+        kf = cls(dim_x=4, dim_z=2, dt=0.1, fx=fx, hx=hx, points=POINT_KINDS[kind](filterpy_kalman))
+        kf.x = np.array([-1.0, 1.0, -1.0, 1.0])
+        kf.P *= 0.2
+        kf.R = np.diag([0.01, 0.01])
+        kf.Q = Q_discrete_white_noise(dim=2, dt=0.1, var=0.01**2, block_size=2)
+        mu, cov = kf.batch_filter(zs, dts=dts)
+        xs, Ps, Ks = kf.rts_smoother(mu, cov, dts=dts)
+        results.append((mu, cov, xs, Ps, Ks))
+    for ours, ref in zip(results[1], results[0]):
+        assert normwise(ours, ref) < DROP_IN_RTOL
+    # the smoother did something: its estimates differ from the filter's, and are better
+    assert normwise(results[1][2], results[1][0]) > 1e-4
+
+
+def test_fast_batch_filter_and_smoother_match_filterpy():
+    """Without Rs/dts the batch runs as one compiled scan; the smoother is one backward scan."""
+    zs = cv_measurements(60, seed=3)
+    out = []
+    for cls, fx, hx in ((filterpy_kalman.UnscentedKalmanFilter, *CV_NP), (UnscentedKalmanFilter, *CV_JAX)):
+        kf = cls(4, 2, 0.1, hx, fx, filterpy_kalman.MerweScaledSigmaPoints(4, 0.3, 2.0, 0.0))
+        kf.P *= 0.5
+        kf.R *= 0.01
+        kf.Q = Q_discrete_white_noise(dim=2, dt=0.1, var=0.05**2, block_size=2)
+        mu, cov = kf.batch_filter(zs)
+        out.append((mu, cov, *kf.rts_smoother(mu, cov), kf.x, kf.P))
+    for ours, ref in zip(out[1], out[0]):
+        assert normwise(ours, ref) < DROP_IN_RTOL
+
+
+def normalize_angle(a):
+    a = a % (2 * np.pi)
+    if a > np.pi:
+        a -= 2 * np.pi
+    return a
+
+
+def range_bearing_filters():
+    """A target circling a radar at the origin, measured in range and bearing; the
+    bearing wraps at ±π. Written the filterpy way (in-place angle normalisation in
+    residual_z, circular mean in z_mean_fn)."""
+
+    def fx(x, dt):
+        return np.array([x[0] + dt * x[1], x[1], x[2] + dt * x[3], x[3]])
+
+    def hx(x):
+        return np.array([np.hypot(x[0], x[2]), np.arctan2(x[2], x[0])])
+
+    def residual_z(a, b):
+        y = a - b
+        y[1] = normalize_angle(y[1])
+        return y
+
+    def z_mean(sigmas, Wm):
+        z = np.zeros(2)
+        z[0] = np.sum(sigmas[:, 0] * Wm)
+        z[1] = np.arctan2(np.sum(np.sin(sigmas[:, 1]) * Wm), np.sum(np.cos(sigmas[:, 1]) * Wm))
+        return z
+
+    filters = []
+    for cls in (filterpy_kalman.UnscentedKalmanFilter, HostUKF):
+        points = filterpy_kalman.MerweScaledSigmaPoints(4, alpha=0.5, beta=2.0, kappa=-1.0)
+        kf = cls(4, 2, 0.1, hx, fx, points, z_mean_fn=z_mean, residual_z=residual_z)
+        kf.x = np.array([-10.0, 0.0, 0.5, -3.0])
+        kf.P = np.diag([1.0, 0.5, 1.0, 0.5])
+        kf.R = np.diag([0.05**2, 0.01**2])
+        kf.Q = Q_discrete_white_noise(dim=2, dt=0.1, var=0.05**2, block_size=2)
+        filters.append(kf)
+    return filters, hx
+
+
+def test_custom_angle_residual_in_numpy_matches_filterpy_across_the_wrap():
+    (ref, ours), hx = range_bearing_filters()
+    rng = np.random.default_rng(2)
+    crossed = 0
+    for k in range(80):
+        # bearing π − 0.5 + 0.0125 k: it passes +π (and wraps to −π) at k = 40
+        truth = np.array([-10.0 * np.cos(0.5 - 0.0125 * k), 0.0, 10.0 * np.sin(0.5 - 0.0125 * k), 0.0])
+        z = hx(truth) + rng.normal(0.0, [0.05, 0.01])
+        z[1] = normalize_angle(z[1])
+        crossed += z[1] < 0
+        for f in (ref, ours):
+            f.predict()
+            f.update(z)
+        assert normwise(ours.x, ref.x) < DROP_IN_RTOL
+        assert normwise(ours.P, ref.P) < DROP_IN_RTOL
+        assert normwise(ours.y, ref.y) < DROP_IN_RTOL
+    assert crossed > 10  # the measurements did wrap
+    assert abs(ref.y[1]) < 0.1  # and the residual kept the innovation small across the wrap
+
+
+def test_custom_UT_numpy_on_the_host_and_jax_compiled():
+    """``UT=`` as in filterpy: filterpy's own unscented_transform (numpy, host path), and a
+    jax.numpy UT that inflates the covariance (compiled), against filterpy."""
+
+    def inflated_np(sigmas, Wm, Wc, noise_cov, mean_fn, residual_fn):
+        mean, cov = filterpy_ut(sigmas, Wm, Wc, noise_cov, mean_fn, residual_fn)
+        return mean, 1.05 * cov
+
+    def inflated_jax(sigmas, Wm, Wc, noise_cov, mean_fn, residual_fn):
+        mean = Wm @ sigmas
+        dev = jax.vmap(lambda s: residual_fn(s, mean))(sigmas)
+        return mean, 1.05 * (dev.T @ (Wc[:, None] * dev) + noise_cov)
+
+    zs = cv_measurements(30, seed=5)
+    for ut_ref, ut_ours, cls, (fx, hx) in (
+        (filterpy_ut, filterpy_ut, HostUKF, CV_NP),
+        (inflated_np, inflated_jax, UnscentedKalmanFilter, CV_JAX),
+    ):
+        pair = []
+        for make, f, h in ((filterpy_kalman.UnscentedKalmanFilter, *CV_NP), (cls, fx, hx)):
+            kf = make(4, 2, 0.1, h, f, filterpy_kalman.JulierSigmaPoints(4, kappa=0.5))
+            kf.R *= 0.01
+            kf.Q *= 1e-4
+            pair.append(kf)
+        ref, ours = pair
+        for k, z in enumerate(zs):
+            for kf, ut in ((ref, ut_ref), (ours, ut_ours)):
+                kf.predict(UT=ut)
+                kf.update(z, UT=ut if k % 2 else None)
+            assert normwise(ours.x, ref.x) < DROP_IN_RTOL
+            assert normwise(ours.P, ref.P) < DROP_IN_RTOL
+
+
+def test_points_subclass_overriding_sigma_points_runs_on_the_host():
+    """A filterpy points subclass with its own (numpy) sigma_points: called back on the
+    host path; the compiled path refuses it with an error naming points.sigma_points."""
+    lower, upper = np.array([-np.inf, -np.inf, 0.8]), np.array([np.inf, np.inf, 3.0])
+
+    def fx_maker(xp):
+        return lambda s, dt: xp.array([s[0] + dt * s[1], s[1] - dt * (s[2] * s[0] + 0.1 * s[1]), s[2]])
+
+    def hx_maker(xp):
+        return lambda s: xp.array([s[0]])
+
+    fx, hx = fx_maker(np), hx_maker(np)
+    ref = FilterpyUKF(3, 1, 0.05, hx, fx, ClippedPoints(lower, upper, 3, 0.5, 2.0, 0.0))
+    ours = HostUKF(3, 1, 0.05, hx, fx, ClippedPoints(lower, upper, 3, 0.5, 2.0, 0.0))
+    truth = np.array([1.0, 0.0, 0.5])
+    for f in (ref, ours):
+        f.x = np.array([1.0, 0.0, 1.5])
+        f.P = np.diag([1e-4, 1e-4, 0.5])
+        f.Q = np.diag([1e-8, 1e-8, 1e-6])
+        f.R = np.array([[1e-4]])
+    for _ in range(60):
+        truth = fx(truth, 0.05)
+        for f in (ref, ours):
+            f.predict()
+            f.update(truth[:1])
+        assert normwise(ours.x, ref.x) < DROP_IN_RTOL
+        assert normwise(ours.P, ref.P) < DROP_IN_RTOL
+    clipped = ClippedPoints(lower, upper, 3, 0.5, 2.0, 0.0)
+    compiled = UnscentedKalmanFilter(3, 1, 0.05, hx_maker(jnp), fx_maker(jnp), clipped)
+    compiled.predict()
+    with pytest.raises(TypeError, match=r"points\.sigma_points.*jax\.numpy.*host_functions=True"):
+        compiled.update(np.zeros(1))
+
+
+def test_numpy_functions_without_host_path_name_the_option():
+    ukf = UnscentedKalmanFilter(4, 2, 0.1, CV_NP[1], CV_NP[0], filterpy_kalman.SimplexSigmaPoints(4))
+    ukf.predict()
+    with pytest.raises(TypeError, match=r"fx/hx must be written with jax\.numpy.*host_functions=True"):
+        ukf.update(np.zeros(2))
+    ukf = UnscentedKalmanFilter(4, 2, 0.1, CV_JAX[1], CV_JAX[0], filterpy_kalman.MerweScaledSigmaPoints(4, 0.1, 2, 0))
+    with pytest.raises(TypeError, match=r"UT must be written with jax\.numpy"):
+        ukf.batch_filter(cv_measurements(3), UT=filterpy_ut)
+    with pytest.raises(ValueError, match=r"dim_x must be a positive integer equal to points.n = 4"):
+        UnscentedKalmanFilter(3, 2, 0.1, CV_JAX[1], CV_JAX[0], filterpy_kalman.JulierSigmaPoints(4))
+    with pytest.raises(ValueError, match="Xs and Ps must have the same length"):
+        ukf.rts_smoother(np.zeros((3, 4)), np.zeros((2, 4, 4)))
+    with pytest.raises(ValueError, match=r"Qs must have shape \(3, 4, 4\)"):
+        ukf.rts_smoother(np.zeros((3, 4)), np.tile(np.eye(4), (3, 1, 1)), Qs=np.eye(4))
+
+
+def test_numpy_sqrt_method_and_subtract_of_filterpy_points_on_the_host():
+    from scipy.linalg import sqrtm  # noqa: PLC0415
+
+    def subtract(a, b):
+        return np.subtract(a, b)
+
+    def sqrt_method(a):
+        return np.real(sqrtm(a))
+
+    def fx(x, dt):
+        return np.array([x[0] + dt * x[1], x[1] - dt * np.sin(x[0])])
+
+    def hx(x):
+        return np.array([np.sin(x[0])])
+
+    for make_points in (
+        lambda: filterpy_kalman.MerweScaledSigmaPoints(2, 0.5, 2.0, 0.0, sqrt_method=sqrt_method, subtract=subtract),
+        lambda: filterpy_kalman.SimplexSigmaPoints(2, sqrt_method=sqrt_method, subtract=subtract),
+    ):
+        ref, ours = FilterpyUKF(2, 1, 0.1, hx, fx, make_points()), HostUKF(2, 1, 0.1, hx, fx, make_points())
+        for f in (ref, ours):
+            f.x = np.array([1.0, 0.0])
+            f.R *= 0.01
+            f.Q *= 1e-4
+        for k in range(30):
+            for f in (ref, ours):
+                f.predict()
+                f.update(np.sin(np.cos(0.3 * k)))
+            assert normwise(ours.x, ref.x) < DROP_IN_RTOL
+            assert normwise(ours.P, ref.P) < DROP_IN_RTOL
+
+
+def test_filterpy_saver_records_the_same_history():
+    from filterpy.common import Saver  # noqa: PLC0415
+
+    zs = cv_measurements(20, seed=9)
+    saved = []
+    for cls, fx, hx in ((filterpy_kalman.UnscentedKalmanFilter, *CV_NP), (UnscentedKalmanFilter, *CV_JAX)):
+        kf = cls(4, 2, 0.1, hx, fx, filterpy_kalman.MerweScaledSigmaPoints(4, 0.3, 2.0, 0.0))
+        kf.R *= 0.01
+        kf.Q *= 1e-4
+        saver = Saver(kf)
+        kf.batch_filter(zs, saver=saver)
+        saver.to_array()
+        saved.append(saver)
+    ref, ours = saved
+    for key in ("x", "P", "x_prior", "P_prior", "K", "y", "S", "log_likelihood"):
+        assert normwise(getattr(ours, key), getattr(ref, key)) < DROP_IN_RTOL, key

@@ -35,7 +35,8 @@ import numpy as np
 from jax.scipy.linalg import cho_solve
 
 from rths_ident._params import field_range, params_dataclass
-from rths_ident.estimators.ukf import _explain_tracer_error, _FlatLayout, _KalmanWrapperBase, _square, _typed
+from rths_ident.estimators.covariance_checks import square_covariance
+from rths_ident.estimators.kalman_wrapper import FlatLayout, KalmanWrapperBase, explain_tracer_error, typed_args
 
 __all__ = [
     "EKFParams",
@@ -95,10 +96,10 @@ def ekf_init(x0, P0, Q, R, dt: float = 1.0) -> tuple[EKFParams, EKFState]:
     ``R`` (m, m) or scalar (m = 1), ``dt`` [s]."""
     x0 = np.atleast_1d(np.asarray(x0, dtype=float)).reshape(-1)
     n = x0.shape[0]
-    P0 = _square("P0", P0, n, definite=True)
-    Q = _square("Q", Q, n)
+    P0 = square_covariance("P0", P0, n, definite=True)
+    Q = square_covariance("Q", Q, n)
     R_arr = np.asarray(R, dtype=float)
-    R = _square("R", R, 1 if R_arr.ndim == 0 else R_arr.shape[0])
+    R = square_covariance("R", R, 1 if R_arr.ndim == 0 else R_arr.shape[0])
     params = EKFParams(process_noise_cov=jnp.asarray(Q), measurement_noise_cov=jnp.asarray(R), dt=float(dt))
     return params, EKFState(jnp.asarray(x0), jnp.asarray(P0))
 
@@ -176,12 +177,12 @@ def ekf_scan(fx, hx, params: EKFParams, state0: EKFState, zs, fx_args_seq=None, 
 
 
 # --------------------------------------------------------------------------------------
-# wrapper kernels (one flat record in, one out; see ukf.py)
+# wrapper kernels (one flat record in, one out; see kalman_wrapper.py)
 # --------------------------------------------------------------------------------------
 
 
-def _record_layout(n: int, m: int) -> _FlatLayout:
-    return _FlatLayout(
+def _record_layout(n: int, m: int) -> FlatLayout:
+    return FlatLayout(
         (
             ("x", (n,)),
             ("P", (n, n)),
@@ -199,8 +200,8 @@ def _record_layout(n: int, m: int) -> _FlatLayout:
     )
 
 
-def _config_layout(n: int, m: int) -> _FlatLayout:
-    return _FlatLayout((("Q", (n, n)), ("R", (m, m))))
+def _config_layout(n: int, m: int) -> FlatLayout:
+    return FlatLayout((("Q", (n, n)), ("R", (m, m))))
 
 
 def _params_from_config(n, m, config, dt):
@@ -243,7 +244,7 @@ def _kernel_predict_update(record, config, z, dt, fx_args, hx_args, n, m, fx, hx
     return layout.pack_jax(_do_update(rec, params, z, hx, hx_args))
 
 
-class ExtendedKalmanFilter(_KalmanWrapperBase):
+class ExtendedKalmanFilter(KalmanWrapperBase):
     """EKF with automatic Jacobians, filterpy-style.
 
     ``fx(x, dt, **fx_args) -> (n,)`` and ``hx(x, **hx_args) -> (m,)`` are written with
@@ -309,14 +310,14 @@ class ExtendedKalmanFilter(_KalmanWrapperBase):
         try:
             record = _kernel_predict(self._record, self._config, dt, fx_args, n=self._dim_x, m=self._dim_z, fx=fx)
         except jax.errors.TracerArrayConversionError as err:
-            raise _explain_tracer_error(err, "fx") from err
+            raise explain_tracer_error(err, "fx") from err
         self._set_record(record)
 
     def predict(self, dt=None, fx=None, **fx_args):
         """Predict step; ``fx_args`` are passed to ``fx``. Deferred (class doc)."""
         if self._pending is not None:
             self._flush()
-        self._pending = (self.fx if fx is None else fx, self._dt if dt is None else float(dt), _typed(fx_args))
+        self._pending = (self.fx if fx is None else fx, self._dt if dt is None else float(dt), typed_args(fx_args))
 
     def update(self, z, R=None, hx=None, **hx_args):
         """Update with ``z`` (dim_z,); ``R`` overrides ``self.R`` for this call;
@@ -328,7 +329,7 @@ class ExtendedKalmanFilter(_KalmanWrapperBase):
         self._sync()
         config = self._config_with_R(R)
         hx = self.hx if hx is None else hx
-        hx_args = _typed(hx_args)
+        hx_args = typed_args(hx_args)
         n, m = self._dim_x, self._dim_z
         try:
             if self._pending is not None:
@@ -338,7 +339,7 @@ class ExtendedKalmanFilter(_KalmanWrapperBase):
             else:
                 record = _kernel_update(self._record, config, z, self._dt, hx_args, n=n, m=m, hx=hx)
         except jax.errors.TracerArrayConversionError as err:
-            raise _explain_tracer_error(err, "fx/hx") from err
+            raise explain_tracer_error(err, "fx/hx") from err
         self._set_record(record)
         self.z = z
 

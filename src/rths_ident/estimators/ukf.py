@@ -1,402 +1,89 @@
-"""Unscented Kalman filter (UKF): a pure JAX core and a filterpy-compatible wrapper.
+"""filterpy-compatible unscented Kalman filter: the stateful wrapper over the UKF core.
 
-The maths is the additive-noise UKF of van der Merwe (2004, Algorithm 3.5.1 with the
-scaled sigma points of :mod:`rths_ident.estimators.sigma_points`), in the exact order
-``filterpy.kalman.UnscentedKalmanFilter`` (v1.4.5 / 2.0) uses, so the two give the same
-numbers:
+:class:`UnscentedKalmanFilter` keeps filterpy's constructor, methods and attributes and
+runs the maths of :mod:`rths_ident.estimators.ukf_core` (van der Merwe 2004, in
+filterpy's order) in compiled kernels. It holds state; the maths lives in the core.
 
-predict (prior)::
+This module also re-exports the core's public names, so
+``from rths_ident.estimators.ukf import ukf_init, ukf_scan, UKFParams, …`` keeps working.
 
-    χ      = sigma_points(x, P)                    # 2n+1 points
-    χ_f,i  = fx(χ_i, dt, **fx_args)
-    x⁻     = Σ Wm_i χ_f,i
-    P⁻     = Σ Wc_i (χ_f,i − x⁻)(χ_f,i − x⁻)ᵀ + Q
+Two ways to give the user functions (``fx``, ``hx``, ``x_mean_fn``, ``z_mean_fn``,
+``residual_x``, ``residual_z``, ``state_add``, the points' ``sqrt_method`` /
+``subtract`` / overridden ``sigma_points``, and ``UT``):
 
-update (posterior)::
+* written with ``jax.numpy`` (default): compiled into the step, several times faster
+  than filterpy per step, and the whole record in one ``lax.scan`` by ``batch_filter``;
+* plain Python/numpy, unchanged filterpy code, with ``host_functions=True``: each one
+  is called back from the compiled step (``jax.pure_callback``, one crossing per
+  function per predict/update, the sigma points looped over in Python). Same numbers,
+  but ~2× slower than filterpy itself (~0.1 ms per crossing): a porting aid.
 
-    χ      = sigma_points(x⁻, P⁻)                  # filterpy re-draws the points here
-    γ_i    = hx(χ_i, **hx_args)
-    ẑ      = Σ Wm_i γ_i
-    S      = Σ Wc_i (γ_i − ẑ)(γ_i − ẑ)ᵀ + R
-    Pxz    = Σ Wc_i (χ_i − x⁻)(γ_i − ẑ)ᵀ
-    K      = Pxz S⁻¹
-    y      = z − ẑ
-    x⁺     = x⁻ + K y
-    P⁺     = P⁻ − K S Kᵀ                           # no symmetrisation (as filterpy)
-
-Functional core (pure, JAX-traceable; runs in ``jit``/``scan``/``vmap``):
-:func:`ukf_init`, :func:`ukf_predict`, :func:`ukf_update`, :func:`ukf_step`,
-:func:`ukf_scan`. Stateful wrapper: :class:`UnscentedKalmanFilter`.
-
-**Bounds (joint state–parameter estimation).** ``ukf_init(..., lower_bound=...,
-upper_bound=...)`` sets a box on the state (±inf for unbounded components). The box is
-enforced by *sigma-point projection by clipping* (Kandepu, Foss & Imsland 2008): every
-sigma point is clipped into the box before it goes through ``fx`` or ``hx``, and the
-prior and posterior means are clipped too. The covariances are not altered. Without
-bounds (the default) no clipping happens and the numbers are filterpy's.
+The filterpy points objects (``MerweScaledSigmaPoints``, ``JulierSigmaPoints``,
+``SimplexSigmaPoints``) are read through
+:func:`~rths_ident.estimators.sigma_points.sigma_point_spec` (their ``n``, weights,
+``alpha``/``beta``/``kappa``, ``sqrt`` and ``subtract``). docs/estimators/ukf.md lists
+every difference from filterpy.
 """
 
 from __future__ import annotations
 
 import math
 from functools import partial
-from typing import Any, Callable, NamedTuple
+from typing import Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.scipy.linalg import cho_solve
 
-from rths_ident._params import ParameterError, field_range, params_dataclass
-from rths_ident.estimators.sigma_points import MerweScaledSigmaPoints, merwe_sigma_points
+from rths_ident.estimators.covariance_checks import box_bound
+from rths_ident.estimators.kalman_wrapper import (
+    TRACER_ERRORS,
+    FlatLayout,
+    HostFunction,
+    KalmanWrapperBase,
+    explain_tracer_error,
+    typed_args,
+)
+from rths_ident.estimators.sigma_points import sigma_point_spec
+from rths_ident.estimators.ukf_core import (
+    UKFHistory,
+    UKFParams,
+    UKFSmootherResult,
+    UKFState,
+    UKFUpdateInfo,
+    ukf_init,
+    ukf_predict,
+    ukf_rts_smoother,
+    ukf_scan,
+    ukf_step,
+    ukf_update,
+    unscented_transform,
+)
 
 __all__ = [
     "UKFParams",
     "UKFState",
     "UKFUpdateInfo",
     "UKFHistory",
+    "UKFSmootherResult",
     "UnscentedKalmanFilter",
     "ukf_init",
     "ukf_predict",
     "ukf_update",
     "ukf_step",
     "ukf_scan",
+    "ukf_rts_smoother",
     "unscented_transform",
 ]
 
 
 # --------------------------------------------------------------------------------------
-# functional core
+# flat storage and compiled kernels (see kalman_wrapper)
 # --------------------------------------------------------------------------------------
 
 
-@params_dataclass(
-    static=("sqrt_method", "sigma_subtract", "x_mean_fn", "z_mean_fn", "residual_x", "residual_z", "state_add")
-)
-class UKFParams:
-    """Everything that configures a UKF except the models ``fx``/``hx``.
-
-    Build it with :func:`ukf_init` (which checks shapes). Numeric fields are pytree
-    leaves; the optional user functions are static (changing them recompiles).
-    """
-
-    process_noise_cov: Any = field_range(doc="Q, process noise covariance (units of x²)")
-    measurement_noise_cov: Any = field_range(doc="R, measurement noise covariance (units of z²)")
-    mean_weights: Any = field_range(doc="Wm, sigma-point weights for the mean")
-    covariance_weights: Any = field_range(doc="Wc, sigma-point weights for the covariance")
-    sigma_spread: Any = field_range(low=0.0, low_inclusive=False, doc="n + λ of the scaled sigma points")
-    dt: Any = field_range(doc="time step passed to fx [s]")
-    lower_bound: Any = None  # state box, or None (no bound); may contain -inf
-    upper_bound: Any = None  # state box, or None (no bound); may contain +inf
-    sqrt_method: Callable | None = None
-    sigma_subtract: Callable | None = None
-    x_mean_fn: Callable | None = None
-    z_mean_fn: Callable | None = None
-    residual_x: Callable | None = None
-    residual_z: Callable | None = None
-    state_add: Callable | None = None
-
-
-class UKFState(NamedTuple):
-    """Mean ``x`` (n,) and covariance ``P`` (n, n) of the state estimate."""
-
-    x: jax.Array
-    P: jax.Array
-
-
-class UKFUpdateInfo(NamedTuple):
-    """By-products of an update: gain ``K`` (n, m), innovation ``y`` (m,), innovation
-    covariance ``S`` (m, m), predicted measurement ``z_pred`` (m,) and the Gaussian
-    log-likelihood of ``y`` under ``N(0, S)``."""
-
-    K: jax.Array
-    y: jax.Array
-    S: jax.Array
-    z_pred: jax.Array
-    log_likelihood: jax.Array
-
-
-class UKFHistory(NamedTuple):
-    """Per-step record from :func:`ukf_scan` (leading axis = time step)."""
-
-    x_prior: jax.Array
-    P_prior: jax.Array
-    x: jax.Array
-    P: jax.Array
-    y: jax.Array
-    S: jax.Array
-    log_likelihood: jax.Array
-
-
-def _check_covariance(name, arr, definite: bool, error=ParameterError):
-    """``arr`` must be symmetric and positive (semi-)definite."""
-    if not np.all(np.isfinite(arr)):
-        raise error(f"{name} must be finite")
-    scale = max(float(np.max(np.abs(arr))), np.finfo(float).tiny)
-    if np.max(np.abs(arr - arr.T)) > 1e-8 * scale:
-        raise error(f"{name} must be symmetric (a covariance matrix)")
-    if definite:
-        try:
-            np.linalg.cholesky(arr)
-        except np.linalg.LinAlgError:
-            raise error(f"{name} must be positive definite (its Cholesky factor gives the sigma points)") from None
-    elif np.min(np.linalg.eigvalsh(arr)) < -1e-10 * scale:
-        raise error(f"{name} must be positive semi-definite")
-
-
-def _square(name, value, size, definite=False):
-    arr = np.asarray(value, dtype=float)
-    if arr.ndim == 0:
-        arr = np.eye(size) * arr
-    if arr.shape != (size, size):
-        raise ParameterError(f"{name} must have shape ({size}, {size}); got {arr.shape}")
-    _check_covariance(name, arr, definite)
-    return arr
-
-
-def _bound(name, value, size, fill):
-    if value is None:
-        return None
-    arr = np.broadcast_to(np.asarray(value, dtype=float), (size,)).copy()
-    arr[np.isnan(arr)] = fill
-    return arr
-
-
-def ukf_init(
-    points: MerweScaledSigmaPoints,
-    x0,
-    P0,
-    Q,
-    R,
-    dt: float,
-    *,
-    lower_bound=None,
-    upper_bound=None,
-    x_mean_fn=None,
-    z_mean_fn=None,
-    residual_x=None,
-    residual_z=None,
-    state_add=None,
-) -> tuple[UKFParams, UKFState]:
-    """Parameters and initial state of a UKF.
-
-    ``points``: a :class:`MerweScaledSigmaPoints` (its ``n`` fixes the state size);
-    ``x0`` (n,), ``P0`` (n, n) or scalar; ``Q`` (n, n) or scalar; ``R`` (m, m) or scalar
-    (m = 1 then); ``dt`` [s]. ``lower_bound``/``upper_bound``: state box (scalar or
-    (n,), ±inf or NaN for unbounded), enforced by sigma-point clipping (module doc).
-    The optional functions have filterpy's meaning and must be JAX-traceable.
-    """
-    n = points.n
-    x0 = np.atleast_1d(np.asarray(x0, dtype=float)).reshape(-1)
-    if x0.shape != (n,):
-        raise ParameterError(f"x0 must have shape ({n},) (points.n); got {x0.shape}")
-    P0 = _square("P0", P0, n, definite=True)
-    Q = _square("Q", Q, n)
-    R_arr = np.asarray(R, dtype=float)
-    m = 1 if R_arr.ndim == 0 else R_arr.shape[0]
-    R = _square("R", R, m)
-    lower = _bound("lower_bound", lower_bound, n, -np.inf)
-    upper = _bound("upper_bound", upper_bound, n, np.inf)
-    if lower is not None and upper is not None and np.any(lower > upper):
-        raise ParameterError(f"lower_bound must be <= upper_bound; got {lower} > {upper}")
-    params = UKFParams(
-        process_noise_cov=jnp.asarray(Q),
-        measurement_noise_cov=jnp.asarray(R),
-        mean_weights=jnp.asarray(points.Wm),
-        covariance_weights=jnp.asarray(points.Wc),
-        sigma_spread=float(points.spread),
-        dt=float(dt),
-        lower_bound=None if lower is None else jnp.asarray(lower),
-        upper_bound=None if upper is None else jnp.asarray(upper),
-        sqrt_method=points.sqrt,
-        sigma_subtract=points.subtract,
-        x_mean_fn=x_mean_fn,
-        z_mean_fn=z_mean_fn,
-        residual_x=residual_x,
-        residual_z=residual_z,
-        state_add=state_add,
-    )
-    return params, UKFState(jnp.asarray(x0), jnp.asarray(P0))
-
-
-def _clip(params: UKFParams, values):
-    if params.lower_bound is None and params.upper_bound is None:
-        return values
-    return jnp.clip(values, params.lower_bound, params.upper_bound)
-
-
-def _residuals(residual_fn, points, reference):
-    if residual_fn is None:
-        return points - reference[None, :]
-    return jax.vmap(lambda p: residual_fn(p, reference))(points)
-
-
-def unscented_transform(sigmas, Wm, Wc, noise_cov=None, mean_fn=None, residual_fn=None):
-    """Mean and covariance of weighted sigma points (filterpy's ``unscented_transform``).
-
-    ``sigmas`` (2n+1, k); returns ``(mean (k,), covariance (k, k))``; ``noise_cov`` is
-    added to the covariance when given.
-    """
-    mean = Wm @ sigmas if mean_fn is None else mean_fn(sigmas, Wm)
-    dev = _residuals(residual_fn, sigmas, mean)
-    cov = dev.T @ (Wc[:, None] * dev)
-    if noise_cov is not None:
-        cov = cov + noise_cov
-    return mean, cov
-
-
-def _sigma_points(params: UKFParams, state: UKFState):
-    sig = merwe_sigma_points(state.x, state.P, params.sigma_spread, params.sqrt_method, params.sigma_subtract)
-    return _clip(params, sig)
-
-
-def ukf_predict(params: UKFParams, state: UKFState, fx: Callable, fx_args: dict | None = None) -> UKFState:
-    """Prior ``(x⁻, P⁻)``: sigma points of ``state`` through ``fx(x, dt, **fx_args)``.
-
-    Pure; ``fx`` must be written with ``jax.numpy`` and map an (n,) state to (n,).
-    """
-    fx_args = {} if fx_args is None else fx_args
-    sigmas = _sigma_points(params, state)
-    sigmas_f = jax.vmap(lambda s: jnp.reshape(fx(s, params.dt, **fx_args), (-1,)))(sigmas)
-    x, P = unscented_transform(
-        sigmas_f,
-        params.mean_weights,
-        params.covariance_weights,
-        params.process_noise_cov,
-        params.x_mean_fn,
-        params.residual_x,
-    )
-    return UKFState(_clip(params, x), P)
-
-
-def ukf_update(
-    params: UKFParams, state: UKFState, z, hx: Callable, hx_args: dict | None = None
-) -> tuple[UKFState, UKFUpdateInfo]:
-    """Posterior given measurement ``z`` (m,) and ``hx(x, **hx_args)`` -> (m,).
-
-    ``state`` is the prior from :func:`ukf_predict`. Returns the posterior and an
-    :class:`UKFUpdateInfo`. Pure and JAX-traceable.
-    """
-    hx_args = {} if hx_args is None else hx_args
-    z = jnp.reshape(jnp.asarray(z, dtype=state.x.dtype), (-1,))
-    sigmas = _sigma_points(params, state)
-    sigmas_h = jax.vmap(lambda s: jnp.reshape(hx(s, **hx_args), (-1,)))(sigmas)
-    z_pred, S = unscented_transform(
-        sigmas_h,
-        params.mean_weights,
-        params.covariance_weights,
-        params.measurement_noise_cov,
-        params.z_mean_fn,
-        params.residual_z,
-    )
-    dx = _residuals(params.residual_x, sigmas, state.x)
-    dz = _residuals(params.residual_z, sigmas_h, z_pred)
-    Pxz = dx.T @ (params.covariance_weights[:, None] * dz)
-    y = z - z_pred if params.residual_z is None else params.residual_z(z, z_pred)
-    S_factor = jnp.linalg.cholesky(S)
-    # one solve for both S⁻¹ Pxzᵀ (the gain, S symmetric) and S⁻¹ y (the likelihood)
-    solved = cho_solve((S_factor, True), jnp.concatenate([Pxz.T, y[:, None]], axis=1))
-    K = solved[:, :-1].T  # K = Pxz S⁻¹
-    Ky = K @ y
-    x = state.x + Ky if params.state_add is None else params.state_add(state.x, Ky)
-    P = state.P - K @ S @ K.T
-    m = z_pred.shape[0]
-    maha2 = y @ solved[:, -1]
-    log_det = 2.0 * jnp.sum(jnp.log(jnp.diag(S_factor)))
-    log_likelihood = -0.5 * (m * math.log(2.0 * math.pi) + log_det + maha2)
-    return UKFState(_clip(params, x), P), UKFUpdateInfo(K, y, S, z_pred, log_likelihood)
-
-
-def ukf_step(
-    params: UKFParams,
-    state: UKFState,
-    z,
-    fx: Callable,
-    hx: Callable,
-    fx_args: dict | None = None,
-    hx_args: dict | None = None,
-) -> tuple[UKFState, tuple[UKFState, UKFUpdateInfo]]:
-    """One predict + update. Returns ``(posterior, (prior, info))``."""
-    prior = ukf_predict(params, state, fx, fx_args)
-    posterior, info = ukf_update(params, prior, z, hx, hx_args)
-    return posterior, (prior, info)
-
-
-@partial(jax.jit, static_argnames=("fx", "hx"))
-def ukf_scan(
-    fx: Callable,
-    hx: Callable,
-    params: UKFParams,
-    state0: UKFState,
-    zs,
-    fx_args_seq: dict | None = None,
-    hx_args_seq: dict | None = None,
-) -> tuple[UKFState, UKFHistory]:
-    """Filter a whole record in one ``jax.lax.scan`` (compiled once per ``fx``/``hx``).
-
-    ``zs`` (N, m) measurements; ``fx_args_seq`` / ``hx_args_seq``: dicts of arrays
-    with leading axis N, sliced per step and passed as keyword arguments
-    (``fx(x, dt, **fx_args_seq[k])``). Each step is predict then update, like a
-    ``predict(); update(z)`` loop with the wrapper. Returns the final posterior and a
-    :class:`UKFHistory`.
-    """
-    zs = jnp.asarray(zs)
-    if zs.ndim == 1:
-        zs = zs[:, None]
-    fx_args_seq = {} if fx_args_seq is None else fx_args_seq
-    hx_args_seq = {} if hx_args_seq is None else hx_args_seq
-
-    def body(state, inputs):
-        z, fx_args, hx_args = inputs
-        posterior, (prior, info) = ukf_step(params, state, z, fx, hx, fx_args, hx_args)
-        record = UKFHistory(prior.x, prior.P, posterior.x, posterior.P, info.y, info.S, info.log_likelihood)
-        return posterior, record
-
-    return jax.lax.scan(body, state0, (zs, fx_args_seq, hx_args_seq))
-
-
-# --------------------------------------------------------------------------------------
-# stateful wrapper
-#
-# Crossing from Python into compiled code costs ~5–10 µs per call plus ~1 µs per array
-# argument and per output. The wrapper therefore keeps everything that evolves in ONE
-# flat float64 vector (the "record": x, P, x_prior, P_prior, x_post, P_post, K, y, S,
-# log-likelihood) and everything that configures it in another (the "config": Q, R,
-# Wm, Wc, n+λ, bounds); a step is one compiled call record -> record, and a deferred
-# predict() is fused with the next update().
-# --------------------------------------------------------------------------------------
-
-
-class _FlatLayout:
-    """Named slices of a flat float64 vector (offsets fixed by ``fields``)."""
-
-    def __init__(self, fields: tuple[tuple[str, tuple[int, ...]], ...]):
-        self.fields = fields
-        self.slices = {}
-        offset = 0
-        for name, shape in fields:
-            size = math.prod(shape)
-            self.slices[name] = (offset, offset + size, shape)
-            offset += size
-        self.size = offset
-
-    def unpack(self, flat) -> dict:
-        return {name: flat[a:b].reshape(shape) for name, (a, b, shape) in self.slices.items()}
-
-    def read(self, flat, name):
-        a, b, shape = self.slices[name]
-        return flat[a:b].reshape(shape)
-
-    def pack_jax(self, values: dict):
-        return jnp.concatenate([jnp.reshape(values[name], (-1,)) for name, _ in self.fields])
-
-    def write(self, flat: np.ndarray, name, value):
-        a, b, _ = self.slices[name]
-        flat[a:b] = np.reshape(value, (-1,))
-
-
-def _record_layout(n: int, m: int) -> _FlatLayout:
-    return _FlatLayout(
+def _record_layout(n: int, m: int) -> FlatLayout:
+    return FlatLayout(
         (
             ("x", (n,)),
             ("P", (n, n)),
@@ -412,13 +99,13 @@ def _record_layout(n: int, m: int) -> _FlatLayout:
     )
 
 
-def _config_layout(n: int, m: int) -> _FlatLayout:
-    return _FlatLayout(
+def _config_layout(n: int, m: int, num_sigmas: int) -> FlatLayout:
+    return FlatLayout(
         (
             ("Q", (n, n)),
             ("R", (m, m)),
-            ("Wm", (2 * n + 1,)),
-            ("Wc", (2 * n + 1,)),
+            ("Wm", (num_sigmas,)),
+            ("Wc", (num_sigmas,)),
             ("sigma_spread", ()),
             ("lower_bound", (n,)),
             ("upper_bound", (n,)),
@@ -431,8 +118,11 @@ class _Static(NamedTuple):
 
     n: int
     m: int
+    num_sigmas: int
     clip_lower: bool
     clip_upper: bool
+    sigma_kind: str
+    sigma_generator: Callable | None
     sqrt_method: Callable | None
     sigma_subtract: Callable | None
     x_mean_fn: Callable | None
@@ -443,7 +133,7 @@ class _Static(NamedTuple):
 
 
 def _params_from_config(static: _Static, config, dt) -> UKFParams:
-    c = _config_layout(static.n, static.m).unpack(config)
+    c = _config_layout(static.n, static.m, static.num_sigmas).unpack(config)
     return UKFParams(
         process_noise_cov=c["Q"],
         measurement_noise_cov=c["R"],
@@ -460,6 +150,8 @@ def _params_from_config(static: _Static, config, dt) -> UKFParams:
         residual_x=static.residual_x,
         residual_z=static.residual_z,
         state_add=static.state_add,
+        sigma_kind=static.sigma_kind,
+        sigma_generator=static.sigma_generator,
     )
 
 
@@ -481,261 +173,84 @@ def _with_posterior(rec: dict, post: UKFState, info: UKFUpdateInfo) -> dict:
     }
 
 
-@partial(jax.jit, static_argnames=("static", "fx"))
-def _kernel_predict(record, config, dt, fx_args, static, fx):
+@partial(jax.jit, static_argnames=("static", "fx", "UT"))
+def _kernel_predict(record, config, dt, fx_args, static, fx, UT=None):
     layout = _record_layout(static.n, static.m)
     rec = layout.unpack(record)
     params = _params_from_config(static, config, dt)
-    prior = ukf_predict(params, UKFState(rec["x"], rec["P"]), fx, fx_args)
+    prior = ukf_predict(params, UKFState(rec["x"], rec["P"]), fx, fx_args, UT)
     return layout.pack_jax(_with_prior(rec, prior))
 
 
-@partial(jax.jit, static_argnames=("static", "hx"))
-def _kernel_update(record, config, z, dt, hx_args, static, hx):
+@partial(jax.jit, static_argnames=("static", "hx", "UT"))
+def _kernel_update(record, config, z, dt, hx_args, static, hx, UT=None):
     layout = _record_layout(static.n, static.m)
     rec = layout.unpack(record)
     params = _params_from_config(static, config, dt)
-    post, info = ukf_update(params, UKFState(rec["x"], rec["P"]), z, hx, hx_args)
+    post, info = ukf_update(params, UKFState(rec["x"], rec["P"]), z, hx, hx_args, UT)
     return layout.pack_jax(_with_posterior(rec, post, info))
 
 
-@partial(jax.jit, static_argnames=("static", "fx", "hx"))
-def _kernel_predict_update(record, config, z, dt, fx_args, hx_args, static, fx, hx):
+@partial(jax.jit, static_argnames=("static", "fx", "hx", "UT_predict", "UT_update"))
+def _kernel_predict_update(record, config, z, dt, fx_args, hx_args, static, fx, hx, UT_predict=None, UT_update=None):
     layout = _record_layout(static.n, static.m)
     rec = layout.unpack(record)
     params = _params_from_config(static, config, dt)
-    post, (prior, info) = ukf_step(params, UKFState(rec["x"], rec["P"]), z, fx, hx, fx_args, hx_args)
+    prior = ukf_predict(params, UKFState(rec["x"], rec["P"]), fx, fx_args, UT_predict)
+    post, info = ukf_update(params, prior, z, hx, hx_args, UT_update)
     return layout.pack_jax(_with_posterior(_with_prior(rec, prior), post, info))
 
 
-def _typed(args: dict) -> dict:
-    """Python floats -> numpy float64, so that ``u=0.5`` and ``u=np.float64(0.5)`` (or
-    an array element) share one compiled kernel instead of two (weak vs strong type)."""
-    if not args:
-        return args
-    return {key: (np.float64(value) if type(value) is float else value) for key, value in args.items()}
+# --------------------------------------------------------------------------------------
+# the wrapper
+# --------------------------------------------------------------------------------------
 
 
-def _explain_tracer_error(err, which):
-    return TypeError(
-        f"{which} must be written with jax.numpy (it is compiled with jax.jit); "
-        f"it called numpy on a traced array: {err}"
-    )
+class _CoreView:
+    """A read-only attribute computed by a method. Deliberately not a ``property``:
+    filterpy's ``Saver`` records every property of the filter at each step, and the
+    functional-core containers (a ``UKFState`` is not an array) would break its
+    ``to_array()``."""
+
+    def __init__(self, method):
+        self.method = method
+        self.__doc__ = method.__doc__
+
+    def __get__(self, obj, owner=None):
+        return self if obj is None else self.method(obj)
 
 
-class _KalmanWrapperBase:
-    """Record/config storage shared by the UKF and EKF wrappers (no maths here).
-
-    ``x, P, Q, R`` are handed to the user as writable numpy arrays; edits in place
-    (``kf.P *= 2``) or by assignment are picked up by the next step. Keep no
-    long-lived reference to them across steps: after a step a fresh array is handed
-    out, as filterpy does for ``x`` and ``P``.
-    """
-
-    _settable = ("x", "P", "Q", "R")
-    _config_names = ("Q", "R")
-
-    def _init_storage(self, record_layout: _FlatLayout, config_layout: _FlatLayout, record0, config0):
-        self._rec_layout = record_layout
-        self._cfg_layout = config_layout
-        self._record = record0  # jax or numpy flat vector
-        self._record_np = record0 if isinstance(record0, np.ndarray) else None
-        self._config_np = config0
-        self._config = jnp.asarray(config0)
-        self._user: dict[str, np.ndarray] = {}
-        self._snapshot: dict[str, bytes] = {}  # bytes of arrays handed out, to detect edits
-        self._pending = None
-
-    # subclasses run their deferred predict here
-    def _flush(self):
-        raise NotImplementedError
-
-    def _record_numpy(self) -> np.ndarray:
-        if self._record_np is None:
-            self._record_np = np.asarray(self._record)
-        return self._record_np
-
-    def _set_record(self, record):
-        self._record = record
-        self._record_np = None
-
-    def _sync(self):
-        """Apply the user's edits of x, P, Q, R before a compiled call."""
-        if not self._user:
-            return
-        record_edits, config_edits = {}, {}
-        for name, arr in self._user.items():
-            snap = self._snapshot.get(name)
-            if snap is not None and arr.tobytes() == snap:  # not edited in place
-                continue
-            (config_edits if name in self._config_names else record_edits)[name] = arr
-        self._user.clear()
-        self._snapshot.clear()
-        if record_edits:
-            rec = np.array(self._record_numpy())
-            for name, arr in record_edits.items():
-                self._rec_layout.write(rec, name, arr)
-            self._set_record(rec)
-        if config_edits:
-            cfg = self._config_np.copy()
-            for name, arr in config_edits.items():
-                self._cfg_layout.write(cfg, name, arr)
-            self._config_np = cfg
-            self._config = jnp.asarray(cfg)
-
-    def _get_settable(self, name):
-        self._flush()
-        arr = self._user.get(name)
-        if arr is None:
-            if name in self._config_names:
-                arr = np.array(self._cfg_layout.read(self._config_np, name))
-            else:
-                arr = np.array(self._rec_layout.read(self._record_numpy(), name))
-            self._user[name] = arr
-            self._snapshot[name] = arr.tobytes()
-        return arr
-
-    def _set_settable(self, name, value):
-        self._flush()
-        layout = self._cfg_layout if name in self._config_names else self._rec_layout
-        shape = layout.slices[name][2]
-        arr = np.asarray(value, dtype=float)
-        if arr.ndim == 0 and len(shape) == 2 and shape[0] == shape[1]:
-            arr = np.eye(shape[0]) * arr
-        elif arr.size == math.prod(shape) and arr.shape != shape:
-            arr = arr.reshape(shape)  # e.g. a column vector (n, 1) for x
-        if arr.shape != shape:
-            raise ValueError(f"{type(self).__name__}.{name} must have shape {shape}; got {np.shape(value)}")
-        where = f"{type(self).__name__}.{name}"
-        if name == "x":
-            if not np.all(np.isfinite(arr)):
-                raise ValueError(f"{where} must be finite")
-        else:
-            _check_covariance(where, arr, definite=(name == "P"), error=ValueError)
-        self._user[name] = arr
-        self._snapshot.pop(name, None)
-
-    def _read_output(self, name):
-        return self._rec_layout.read(self._record_numpy(), name)
-
-    @staticmethod
-    def _settable_property(name, doc):
-        return property(
-            lambda self: self._get_settable(name),
-            lambda self, value: self._set_settable(name, value),
-            doc=doc,
-        )
-
-    x = _settable_property("x", "state mean x (n,)")
-    P = _settable_property("P", "state covariance P (n, n)")
-    Q = _settable_property("Q", "process noise covariance Q (n, n)")
-    R = _settable_property("R", "measurement noise covariance R (m, m)")
-
-    @property
-    def x_prior(self):
-        self._flush()
-        self._sync()
-        return self._read_output("x_prior")
-
-    @property
-    def P_prior(self):
-        self._flush()
-        self._sync()
-        return self._read_output("P_prior")
-
-    @property
-    def x_post(self):
-        self._sync()
-        return self._read_output("x_post")
-
-    @property
-    def P_post(self):
-        self._sync()
-        return self._read_output("P_post")
-
-    @property
-    def K(self):
-        return self._read_output("K")
-
-    @property
-    def y(self):
-        return self._read_output("y")
-
-    @property
-    def S(self):
-        return self._read_output("S")
-
-    @property
-    def SI(self):
-        return np.linalg.inv(self.S)
-
-    @property
-    def log_likelihood(self) -> float:
-        """Log-likelihood of the last innovation ``y`` under N(0, S)."""
-        return float(self._read_output("log_likelihood"))
-
-    @property
-    def likelihood(self) -> float:
-        return max(math.exp(self.log_likelihood), np.finfo(float).tiny)
-
-    @property
-    def mahalanobis(self) -> float:
-        y = self.y
-        return float(math.sqrt(y @ np.linalg.solve(self.S, y)))
-
-    def _check_z_R(self, z, R):
-        z_arr = np.asarray(z, dtype=float)
-        if z_arr.size != self._dim_z:
-            raise ValueError(f"z must have {self._dim_z} elements (dim_z); got shape {z_arr.shape}")
-        if R is not None:
-            R = np.asarray(R, dtype=float)
-            if R.ndim == 0:
-                R = np.eye(self._dim_z) * R
-            if R.shape != (self._dim_z, self._dim_z):
-                raise ValueError(f"R must have shape ({self._dim_z}, {self._dim_z}); got {R.shape}")
-        return z_arr.reshape(self._dim_z), R
-
-    def _config_with_R(self, R):
-        if R is None:
-            return self._config
-        cfg = self._config_np.copy()
-        self._cfg_layout.write(cfg, "R", R)
-        return cfg
-
-    def _record_missing_measurement(self):
-        """``update(None)``: the prior becomes the posterior (filterpy)."""
-        self._flush()
-        self._sync()
-        rec = np.array(self._record_numpy())
-        self._rec_layout.write(rec, "x_post", self._rec_layout.read(rec, "x"))
-        self._rec_layout.write(rec, "P_post", self._rec_layout.read(rec, "P"))
-        self._set_record(rec)
-        self.z = np.array([[None] * self._dim_z]).T
-
-
-class UnscentedKalmanFilter(_KalmanWrapperBase):
+class UnscentedKalmanFilter(KalmanWrapperBase):
     """Drop-in for ``filterpy.kalman.UnscentedKalmanFilter`` with compiled maths.
 
-    ``fx(x, dt, **fx_args)`` and ``hx(x, **hx_args)`` must be written with
-    ``jax.numpy``; they are compiled once per function (and argument structure) and
-    the compiled code is reused for every step and by every filter using them.
+    Same constructor, ``predict(dt, UT, fx, **fx_args)``, ``update(z, R, UT, hx,
+    **hx_args)``, ``batch_filter(zs, Rs, dts, UT, saver)`` and ``rts_smoother(Xs, Ps,
+    Qs, dts, UT)``. ``points``: rths_ident's or filterpy's ``MerweScaledSigmaPoints``,
+    ``JulierSigmaPoints`` or ``SimplexSigmaPoints``, or any object with their
+    interface (``n, Wm, Wc, num_sigmas(), sigma_points(x, P)``).
+
+    ``fx(x, dt, **fx_args)`` and ``hx(x, **hx_args)`` (and the other user functions)
+    are compiled, so they must be written with ``jax.numpy``; they are compiled once
+    per function (and argument structure) and reused by every filter using them.
+    With ``host_functions=True`` they may be plain numpy (filterpy code unchanged),
+    called back from the compiled step: same numbers, slower (module doc).
 
     Attributes as filterpy: ``x``, ``P``, ``Q``, ``R`` (settable numpy arrays; in-place
     edits such as ``ukf.P *= 2`` work), and ``x_prior``, ``P_prior``, ``x_post``,
     ``P_post``, ``K``, ``y``, ``S``, ``SI``, ``log_likelihood``, ``likelihood``,
-    ``mahalanobis``, ``z``, ``Wm``, ``Wc`` (read-only arrays). ``params`` and ``state``
+    ``mahalanobis``, ``z``, ``Wm``, ``Wc``, ``points_fn``, ``msqrt``, ``x_mean``,
+    ``z_mean``, ``residual_x``, ``residual_z``, ``state_add``. ``params`` and ``state``
     give the functional-core containers (for :func:`ukf_scan`).
 
     Speed: ``predict()`` is deferred and fused with the following ``update(z)`` into one
     compiled call; reading or setting ``x, P, Q, R, x_prior, P_prior`` in between runs
-    it first, so the numbers are those of the unfused order.
+    it first, so the numbers are those of the unfused order. The update draws its sigma
+    points from the current ``(x, P)`` (filterpy reuses those drawn at the end of
+    predict: the same unless ``x``/``P`` are edited between predict and update).
 
-    Differences from filterpy: a custom ``UT`` is not supported (use ``x_mean_fn`` /
-    ``residual_x`` …); ``sqrt_fn`` is stored but, as in filterpy, unused (the points'
-    ``sqrt_method`` is what counts); the update draws its sigma points from the current
-    ``(x, P)`` (filterpy reuses those drawn at the end of predict, which is the same
-    unless ``x``/``P`` are edited between predict and update). Extension:
-    ``bounds=(lower, upper)`` boxes the state by sigma-point clipping (module doc).
+    ``sqrt_fn`` is stored as ``msqrt`` and, as in filterpy, unused (the points'
+    ``sqrt_method`` is what counts). Extension: ``bounds=(lower, upper)`` boxes the
+    state by sigma-point clipping (:mod:`~rths_ident.estimators.ukf_core`).
     """
 
     def __init__(
@@ -754,35 +269,50 @@ class UnscentedKalmanFilter(_KalmanWrapperBase):
         state_add=None,
         *,
         bounds=None,
+        host_functions=False,
     ):
-        if not isinstance(points, MerweScaledSigmaPoints):
-            raise TypeError(
-                "points must be rths_ident.estimators.MerweScaledSigmaPoints "
-                f"(JAX sigma points); got {type(points).__name__}"
-            )
-        if int(dim_x) != dim_x or dim_x < 1 or points.n != dim_x:
-            raise ValueError(f"dim_x must be a positive integer equal to points.n = {points.n}; got {dim_x!r}")
-        if int(dim_z) != dim_z or dim_z < 1:
+        spec = sigma_point_spec(points)
+        if isinstance(dim_x, bool) or int(dim_x) != dim_x or dim_x < 1 or spec.n != dim_x:
+            raise ValueError(f"dim_x must be a positive integer equal to points.n = {spec.n}; got {dim_x!r}")
+        if isinstance(dim_z, bool) or int(dim_z) != dim_z or dim_z < 1:
             raise ValueError(f"dim_z must be a positive integer; got {dim_z!r}")
         n, m = int(dim_x), int(dim_z)
         lower, upper = (None, None) if bounds is None else bounds
         self._dim_x, self._dim_z = n, m
         self._dt = float(dt)
+        self._host = bool(host_functions)
         self.hx, self.fx = hx, fx
         self.points_fn = points
         self.msqrt = sqrt_fn
         self.Wm, self.Wc = points.Wm, points.Wc
         self.x_mean, self.z_mean = x_mean_fn, z_mean_fn
         self.residual_x, self.residual_z, self.state_add = residual_x, residual_z, state_add
-        lower = _bound("lower_bound", lower, n, -np.inf)
-        upper = _bound("upper_bound", upper, n, np.inf)
+        self._user_functions = {
+            name: fn
+            for name, fn in (
+                ("x_mean_fn", x_mean_fn), ("z_mean_fn", z_mean_fn), ("residual_x", residual_x),
+                ("residual_z", residual_z), ("state_add", state_add), ("points.sqrt_method", spec.sqrt_method),
+                ("points.subtract", spec.subtract), ("points.sigma_points", spec.generator),
+            )
+            if fn is not None
+        }  # fmt: skip
+        lower = box_bound("lower_bound", lower, n, -np.inf)
+        upper = box_bound("upper_bound", upper, n, np.inf)
         if lower is not None and upper is not None and np.any(lower > upper):
             raise ValueError(f"bounds: lower must be <= upper; got {lower} > {upper}")
+        subtract_rank = 2 if spec.kind == "simplex" else 1
         self._static = _Static(
-            n, m, lower is not None, upper is not None,
-            points.sqrt, points.subtract, x_mean_fn, z_mean_fn, residual_x, residual_z, state_add,
+            n, m, spec.num_sigmas, lower is not None, upper is not None, spec.kind,
+            self._wrap(spec.generator, "points.sigma_points", 1, (spec.num_sigmas, n)),
+            self._wrap(spec.sqrt_method, "points.sqrt_method", 2, (n, n)),
+            self._wrap(spec.subtract, "points.subtract", subtract_rank, "broadcast"),
+            self._wrap(x_mean_fn, "x_mean_fn", 2, (n,)),
+            self._wrap(z_mean_fn, "z_mean_fn", 2, (m,)),
+            self._wrap(residual_x, "residual_x", 1, "broadcast"),
+            self._wrap(residual_z, "residual_z", 1, "broadcast"),
+            self._wrap(state_add, "state_add", 1, "broadcast"),
         )  # fmt: skip
-        rec_layout, cfg_layout = _record_layout(n, m), _config_layout(n, m)
+        rec_layout, cfg_layout = _record_layout(n, m), _config_layout(n, m, spec.num_sigmas)
         record = np.zeros(rec_layout.size)
         for name in ("P", "P_prior", "P_post"):
             rec_layout.write(record, name, np.eye(n))
@@ -790,23 +320,56 @@ class UnscentedKalmanFilter(_KalmanWrapperBase):
         config = np.zeros(cfg_layout.size)
         cfg_layout.write(config, "Q", np.eye(n))
         cfg_layout.write(config, "R", np.eye(m))
-        cfg_layout.write(config, "Wm", points.Wm)
-        cfg_layout.write(config, "Wc", points.Wc)
-        cfg_layout.write(config, "sigma_spread", points.spread)
+        cfg_layout.write(config, "Wm", spec.mean_weights)
+        cfg_layout.write(config, "Wc", spec.covariance_weights)
+        cfg_layout.write(config, "sigma_spread", spec.spread)
         cfg_layout.write(config, "lower_bound", -np.inf if lower is None else lower)
         cfg_layout.write(config, "upper_bound", np.inf if upper is None else upper)
         self._init_storage(rec_layout, cfg_layout, record, config)
         self.z = np.array([[None] * m]).T
 
+    # --- user functions: compiled, or called back on the host ---------------------
+    def _wrap(self, fn, name, arg_rank, out):
+        if fn is None or not self._host:
+            return fn
+        return HostFunction(fn, name, arg_rank, out)
+
+    def _model(self, fn, which):
+        """``fx``/``hx``/``UT`` as the kernels take them."""
+        if which == "fx":
+            return self._wrap(fn, "fx", 1, (self._dim_x,))
+        if which == "hx":
+            return self._wrap(fn, "hx", 1, (self._dim_z,))
+        return self._wrap(fn, "UT", 2, "transform")
+
+    def _compiled(self, kernel, names, *args, **kwargs):
+        """Run a kernel; a user function that is not JAX-traceable gets a clear error."""
+        try:
+            return kernel(*args, **kwargs)
+        except TRACER_ERRORS as err:
+            raise self._tracer_error(err, names) from err
+        except TypeError as err:
+            if "does not support item assignment" not in str(err):
+                raise
+            raise self._tracer_error(err, names) from err
+
+    def _tracer_error(self, err, names):
+        given = [*names, *self._user_functions]
+        return explain_tracer_error(
+            err,
+            "/".join(given),
+            " (pass host_functions=True to UnscentedKalmanFilter to call plain numpy functions, slower)",
+        )
+
     # --- functional-core views ----------------------------------------------------
-    @property
+    @_CoreView
     def params(self) -> UKFParams:
         """The :class:`UKFParams` equivalent to this filter's current settings."""
         self._flush()
         self._sync()
         return _params_from_config(self._static, jnp.asarray(self._config_np), self._dt)
 
-    @property
+    @_CoreView
     def state(self) -> UKFState:
         """The current ``(x, P)`` as a :class:`UKFState`."""
         self._flush()
@@ -818,32 +381,32 @@ class UnscentedKalmanFilter(_KalmanWrapperBase):
     def _flush(self):
         if self._pending is None:
             return
-        fx, dt, fx_args = self._pending
+        fx, dt, fx_args, UT = self._pending
         self._pending = None
         self._sync()
-        try:
-            record = _kernel_predict(self._record, self._config, dt, fx_args, static=self._static, fx=fx)
-        except jax.errors.TracerArrayConversionError as err:
-            raise _explain_tracer_error(err, "fx") from err
+        record = self._compiled(
+            _kernel_predict, ["fx"] + (["UT"] if UT is not None else []),
+            self._record, self._config, dt, fx_args,
+            static=self._static, fx=self._model(fx, "fx"), UT=self._model(UT, "UT"),
+        )  # fmt: skip
         self._set_record(record)
 
     def predict(self, dt=None, UT=None, fx=None, **fx_args):
-        """Predict step (filterpy signature); ``fx_args`` are passed to ``fx``.
+        """Predict step (filterpy signature); ``fx_args`` are passed to ``fx``; ``UT``
+        replaces the unscented transform for this step.
 
         Deferred until the next ``update`` or attribute access (class doc)."""
-        if UT is not None:
-            raise TypeError("a custom UT is not supported; use x_mean_fn/residual_x instead")
         if self._pending is not None:
             self._flush()
-        self._pending = (self.fx if fx is None else fx, self._dt if dt is None else float(dt), _typed(fx_args))
+        fx = self.fx if fx is None else fx
+        self._pending = (fx, self._dt if dt is None else float(dt), typed_args(fx_args), UT)
 
     def update(self, z, R=None, UT=None, hx=None, **hx_args):
         """Update with measurement ``z`` (dim_z,) (filterpy signature).
 
         ``z = None`` records the prior as the posterior. ``R`` overrides ``self.R``
-        for this call only (a scalar means ``R·I``)."""
-        if UT is not None:
-            raise TypeError("a custom UT is not supported; use z_mean_fn/residual_z instead")
+        for this call only (a scalar means ``R·I``); ``UT`` replaces the unscented
+        transform of the measurement sigma points."""
         if z is None:
             self._record_missing_measurement()
             return
@@ -851,18 +414,22 @@ class UnscentedKalmanFilter(_KalmanWrapperBase):
         self._sync()
         config = self._config_with_R(R)
         hx = self.hx if hx is None else hx
-        hx_args = _typed(hx_args)
-        try:
-            if self._pending is not None:
-                fx, dt, fx_args = self._pending
-                self._pending = None
-                record = _kernel_predict_update(
-                    self._record, config, z, dt, fx_args, hx_args, static=self._static, fx=fx, hx=hx
-                )
-            else:
-                record = _kernel_update(self._record, config, z, self._dt, hx_args, static=self._static, hx=hx)
-        except jax.errors.TracerArrayConversionError as err:
-            raise _explain_tracer_error(err, "fx/hx") from err
+        hx_args = typed_args(hx_args)
+        if self._pending is not None:
+            fx, dt, fx_args, UT_predict = self._pending
+            self._pending = None
+            names = ["fx", "hx"] + (["UT"] if UT_predict is not None or UT is not None else [])
+            record = self._compiled(
+                _kernel_predict_update, names, self._record, config, z, dt, fx_args, hx_args,
+                static=self._static, fx=self._model(fx, "fx"), hx=self._model(hx, "hx"),
+                UT_predict=self._model(UT_predict, "UT"), UT_update=self._model(UT, "UT"),
+            )  # fmt: skip
+        else:
+            record = self._compiled(
+                _kernel_update, ["hx"] + (["UT"] if UT is not None else []),
+                self._record, config, z, self._dt, hx_args,
+                static=self._static, hx=self._model(hx, "hx"), UT=self._model(UT, "UT"),
+            )  # fmt: skip
         self._set_record(record)
         self.z = z
 
@@ -870,14 +437,25 @@ class UnscentedKalmanFilter(_KalmanWrapperBase):
         """Filter a sequence of measurements (filterpy signature).
 
         Returns ``(means (N, n), covariances (N, n, n))`` of the posteriors. With
-        ``Rs``, ``dts``, ``UT`` and ``saver`` all ``None`` and no missing measurement it
-        runs as one compiled :func:`ukf_scan`; otherwise step by step."""
+        ``Rs``, ``dts`` and ``saver`` all ``None`` and no missing measurement it runs as
+        one compiled :func:`ukf_scan`; otherwise step by step."""
         zs_list = list(zs)
         n_steps = len(zs_list)
-        fast = Rs is None and dts is None and UT is None and saver is None
+        if n_steps == 0:
+            raise ValueError("zs must hold at least one measurement")
+        fast = Rs is None and dts is None and saver is None
         if fast and all(z is not None for z in zs_list):
-            zs_arr = np.asarray(zs_list, dtype=float).reshape(n_steps, self._dim_z)
-            final, hist = ukf_scan(self.fx, self.hx, self.params, self.state, zs_arr)
+            zs_arr = np.asarray(zs_list, dtype=float)
+            if zs_arr.size != n_steps * self._dim_z:
+                raise ValueError(
+                    f"each element of zs must have {self._dim_z} elements (dim_z); got shape {zs_arr.shape}"
+                )
+            zs_arr = zs_arr.reshape(n_steps, self._dim_z)
+            final, hist = self._compiled(
+                ukf_scan, ["fx", "hx"] + (["UT"] if UT is not None else []),
+                self._model(self.fx, "fx"), self._model(self.hx, "hx"), self.params, self.state, zs_arr,
+                UT=self._model(UT, "UT"),
+            )  # fmt: skip
             rec = np.array(self._record_numpy())
             values = {
                 "x": final.x, "P": final.P, "x_prior": hist.x_prior[-1], "P_prior": hist.P_prior[-1],
@@ -901,6 +479,34 @@ class UnscentedKalmanFilter(_KalmanWrapperBase):
             if saver is not None:
                 saver.save()
         return means, covariances
+
+    def rts_smoother(self, Xs, Ps, Qs=None, dts=None, UT=None):
+        """Rauch–Tung–Striebel smoother over filtered ``Xs`` (N, n), ``Ps`` (N, n, n),
+        e.g. the output of :meth:`batch_filter` (filterpy signature and maths; one
+        compiled backward scan, :func:`ukf_rts_smoother`).
+
+        ``Qs``: (N, n, n), a list of N (n, n), or ``None`` for ``self.Q``; ``dts``:
+        scalar or N time steps, ``None`` for ``dt``. Returns ``(xs, Ps, Ks)``."""
+        Xs = np.asarray(Xs, dtype=float)
+        Ps = np.asarray(Ps, dtype=float)
+        if len(Xs) != len(Ps):
+            raise ValueError("Xs and Ps must have the same length")
+        n = self._dim_x
+        if Xs.ndim == 3 and Xs.shape[2] == 1:
+            Xs = Xs[:, :, 0]
+        if Xs.ndim != 2 or Xs.shape[1] != n or Ps.shape != (len(Xs), n, n):
+            raise ValueError(f"Xs must have shape (N, {n}) and Ps (N, {n}, {n}); got {Xs.shape} and {Ps.shape}")
+        if dts is not None:
+            dts = np.broadcast_to(np.asarray(dts, dtype=float), (len(Xs),))
+        if Qs is not None:
+            Qs = np.asarray(Qs, dtype=float)
+            if Qs.shape != (len(Xs), n, n):
+                raise ValueError(f"Qs must have shape ({len(Xs)}, {n}, {n}) (one Q per step); got {Qs.shape}")
+        result = self._compiled(
+            ukf_rts_smoother, ["fx"] + (["UT"] if UT is not None else []),
+            self._model(self.fx, "fx"), self.params, Xs, Ps, dts, Qs, UT=self._model(UT, "UT"),
+        )  # fmt: skip
+        return np.asarray(result.x), np.asarray(result.P), np.asarray(result.K)
 
     def __repr__(self):
         return f"UnscentedKalmanFilter(dim_x={self._dim_x}, dim_z={self._dim_z}, dt={self._dt}, x={self.x})"
