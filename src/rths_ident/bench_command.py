@@ -15,7 +15,7 @@ def _bench(args: argparse.Namespace) -> int:
 
     quick = args.quick
     results: dict = {}
-    which = set(args.only or ("engines", "batch", "components", "ukf"))
+    which = set(args.only or ("engines", "batch", "components", "ukf", "opensees"))
     if "engines" in which:
         r = hybrid_loop.engines(duration=4.0 if quick else None, repeats=1 if quick else 2,
                                 stepwise_duration=2.0 if quick else 10.0)
@@ -40,6 +40,12 @@ def _bench(args: argparse.Namespace) -> int:
         from rths_ident.bench import ukf_vs_filterpy  # noqa: PLC0415
 
         results["ukf_vs_filterpy"] = ukf_vs_filterpy.main(n_steps=100 if quick else 300, repeats=1 if quick else 3)
+    if "opensees" in which:
+        from rths_ident.bench import opensees_ns  # noqa: PLC0415
+
+        r = opensees_ns.run(repeats=1 if quick else 3, duration=4.0 if quick else None)
+        results["opensees_ns"] = r
+        print("\n".join(opensees_ns.report(r)))
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(results, indent=2))
@@ -51,7 +57,7 @@ def add_bench_command(subparsers: argparse._SubParsersAction) -> None:
     """Register ``rths-ident bench``."""
     parser = subparsers.add_parser("bench", help="measure speed side by side (ratios)",
                                    description="Speed of rths_ident measured side by side in one run.")
-    parser.add_argument("--only", nargs="+", choices=("engines", "batch", "components", "ukf"), default=None)
+    parser.add_argument("--only", nargs="+", choices=("engines", "batch", "components", "ukf", "opensees"), default=None)
     parser.add_argument("--quick", action="store_true", help="short records and few repeats (smoke test)")
     parser.add_argument("--json", metavar="OUT.json", default=None)
     parser.set_defaults(func=_bench)

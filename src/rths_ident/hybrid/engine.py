@@ -155,7 +155,7 @@ def run_stepwise(site, ns, ground_accel_slow, *, updater: ModelUpdater | None = 
                 applied = updater.step(reading.estimate, k)
                 if applied:
                     ns.apply_parameters(np.asarray(reading.estimate.theta))
-                step_log["update"] = jax.tree_util.tree_map(np.asarray, update_log(reading.estimate, applied))
+                step_log["update"] = jax.device_get(update_log(reading.estimate, applied))
             target, ns_log = ns.step(reading.force, ground_accel_slow[k])
             step_log["ns"] = ns_log
         except LoopAborted:

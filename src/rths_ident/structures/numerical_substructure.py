@@ -128,7 +128,7 @@ class NativeSubstructure:
     def step(self, feedback, ground_accel):
         feedback = jnp.asarray(np.reshape(np.asarray(feedback, dtype=float), (self.n_interface,)))
         self.state, target, log = self._step(self.params, self.state, feedback, jnp.asarray(ground_accel, float))
-        return np.asarray(target), jax.tree_util.tree_map(np.asarray, log)
+        return jax.device_get((target, log))
 
     def apply_parameters(self, estimate) -> None:
         if self._apply is None:

@@ -1,0 +1,94 @@
+"""The OpenSeesPy numerical substructure's cost per slow step, and what the loop adds.
+
+* seed 000 Case 4's RC frame (:mod:`rths_ident.structures.rc_frame`, 28 DOF with the
+  tested column removed), linear and nonlinear (fiber sections), stepped by
+  :class:`~rths_ident.structures.opensees_substructure.OpenSeesSubstructure` over the
+  whole El Centro record at Δt_n = 0.02 s: wall time per step and the ratio to real time
+  (Δt_n / step time);
+* the ``rc-frame`` step-wise loop with that NS against the NS alone and the virtual site
+  alone: what the coordination adds on top of OpenSees and the fast side.
+
+Times are min and median over ``repeats`` (time.perf_counter, after a warm-up run).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+import numpy as np
+
+
+def _ns(nonlinear: bool, integrator: str, ground_accel, dt: float):
+    import functools  # noqa: PLC0415
+
+    from rths_ident.structures.opensees_substructure import OpenSeesSubstructure  # noqa: PLC0415
+    from rths_ident.structures.rc_frame import INTERFACE_NODE, build_rc_frame  # noqa: PLC0415
+
+    return OpenSeesSubstructure(functools.partial(build_rc_frame, nonlinear=nonlinear), (INTERFACE_NODE, 1), dt,
+                                ground_accel=np.concatenate([[0.0], ground_accel]), integrator=integrator)
+
+
+def _time_ns(nonlinear: bool, integrator: str, ground_accel, dt: float, repeats: int) -> list[float]:
+    walls = []
+    for _ in range(repeats):
+        ns = _ns(nonlinear, integrator, ground_accel, dt)
+        ns.initial_target()
+        feedback = np.zeros(1)
+        start = time.perf_counter()
+        for ag in ground_accel:
+            ns.step(feedback, ag)
+        walls.append((time.perf_counter() - start) / len(ground_accel))
+        ns.close()
+    return walls
+
+
+def run(repeats: int = 3, duration: float | None = None) -> dict:
+    """Per-step cost of the OpenSees NS (linear, nonlinear) and the loop overhead."""
+    from rths_ident.hybrid.hybrid_test import run_loop, virtual_site  # noqa: PLC0415
+    from rths_ident.hybrid.scenarios import rc_frame  # noqa: PLC0415
+    from rths_ident.hybrid.scenarios.components import slow_record  # noqa: PLC0415
+
+    cfg = rc_frame.RCFrameConfig(ns="opensees", duration=duration)
+    _, ground_accel = slow_record(cfg)
+    dt = 1.0 / cfg.slow_rate
+    out: dict = {"slow_step_s": dt, "n_steps": len(ground_accel)}
+    for label, nonlinear, integrator in (("linear, alpha-os", False, "alpha-os"),
+                                         ("nonlinear, alpha-os", True, "alpha-os"),
+                                         ("nonlinear, newmark-fixed-iter (3)", True, "newmark-fixed-iter")):
+        walls = _time_ns(nonlinear, integrator, ground_accel, dt, repeats)
+        out[label] = {"step_s_min": min(walls), "step_s_median": statistics.median(walls),
+                      "realtime_factor_median": dt / statistics.median(walls)}
+    # the whole step-wise loop (virtual site + OpenSees NS, linear) vs its two parts alone
+    test = rc_frame.build(cfg)
+    site_walls, loop_walls = [], []
+    for _ in range(repeats):
+        site = virtual_site(test)
+        target = np.zeros(1)
+        start = time.perf_counter()
+        for _k in range(len(ground_accel)):
+            site.step(target)
+        site_walls.append((time.perf_counter() - start) / len(ground_accel))
+        _, wall = run_loop(test, "stepwise", variant="none")
+        loop_walls.append(wall / len(ground_accel))
+    ns_step = out["linear, alpha-os"]["step_s_median"]
+    site_step, loop_step = statistics.median(site_walls), statistics.median(loop_walls)
+    out["loop"] = {"site_step_s_median": site_step, "loop_step_s_median": loop_step, "ns_step_s_median": ns_step,
+                   "coordination_overhead_fraction": (loop_step - site_step - ns_step) / (site_step + ns_step),
+                   "realtime_factor_median": dt / loop_step}
+    return out
+
+
+def report(r: dict) -> list[str]:
+    lines = [f"OpenSeesPy numerical substructure (seed 000 Case 4 RC frame, 28 DOF, Δt_n = {r['slow_step_s']:g} s, "
+             f"{r['n_steps']} steps):"]
+    for label, v in r.items():
+        if isinstance(v, dict) and "step_s_min" in v:
+            lines.append(f"  {label:36s} {1e3 * v['step_s_min']:7.3f} / {1e3 * v['step_s_median']:7.3f} ms per step "
+                         f"(min / median) → {v['realtime_factor_median']:.0f}× real time")
+    loop = r["loop"]
+    lines.append(f"  rc-frame step-wise loop: {1e3 * loop['loop_step_s_median']:.3f} ms per slow step = virtual site "
+                 f"{1e3 * loop['site_step_s_median']:.3f} + OpenSees {1e3 * loop['ns_step_s_median']:.3f} "
+                 f"+ coordination {100 * loop['coordination_overhead_fraction']:.0f} % → "
+                 f"{loop['realtime_factor_median']:.1f}× real time")
+    return lines
