@@ -81,6 +81,7 @@ def _scenario_config(args: argparse.Namespace):
                                  f"(its own options: {takes})")
     common = {name: getattr(args, name) for name in COMMON}
     common["sensor_noise"] = not args.no_noise
+    common["ddmrt_adaptive"] = True if args.ddmrt_adaptive else None
     options = {name: getattr(args, name) for name in scenario.OPTIONS}
     return scenario, scenario.config_from_options(common, options)
 
@@ -170,6 +171,8 @@ def add_run_command(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--identifier-rate", type=float, default=None,
                         help="identifier sample rate [Hz] (default: the lowest rate ≥ 1 kHz dividing the fast rate)")
     parser.add_argument("--no-noise", action="store_true", help="ideal sensors")
+    parser.add_argument("--ddmrt-adaptive", action="store_true",
+                        help="DDMRT with the leaky-LMS adaptive Wiener filter (seed 000 Eq. 3.7) instead of fixed W")
     parser.add_argument("--no-compare", action="store_true",
                         help="skip the comparison runs (no updating, oracle)")
     parser.add_argument("--seed", type=int, default=None, help="sensor-noise seed (default 123)")

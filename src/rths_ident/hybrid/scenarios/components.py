@@ -63,7 +63,8 @@ def transition(cfg: HybridTestConfig, realisation: Callable[[], np.ndarray]) -> 
     (only called for DDMRT)."""
     ratio = cfg.ratio
     if cfg.transition == "ddmrt":
-        return Strategy(ddmrt, ddmrt.DDMRTParams(weights=ddmrt_weights(realisation()), ratio=ratio))
+        return Strategy(ddmrt, ddmrt.DDMRTParams(weights=ddmrt_weights(realisation()), ratio=ratio,
+                                                 adaptive=cfg.ddmrt_adaptive))
     arrival = int(round(cfg.arrival_fraction * ratio)) if ratio > 1 else 0
     return Strategy(predictor_corrector, predictor_corrector.PredictorCorrectorParams(
         ratio=ratio, arrival_tick=min(arrival, ratio - 1)))

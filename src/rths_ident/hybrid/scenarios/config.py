@@ -37,6 +37,7 @@ class HybridTestConfig:
     compensation: str = "damb"
     transition: str = "predictor-corrector"
     arrival_fraction: float = 0.5  # predictor–corrector: the NS answer arrives after this share of Δt_n
+    ddmrt_adaptive: bool = False  # DDMRT: fixed Wiener W (LTI) or leaky-LMS W (LTV; seed 000 Eq. 3.7)
     sensor_noise: bool = True
     seed: int = 123
     update_after: float = 0.2  # s: the hook holds the initial model this long
