@@ -418,11 +418,22 @@ def build_rc_frame(
     belong to the caller (pattern and series tags ≥ 2 are free). Raises
     ``RuntimeError`` if the gravity analysis does not converge.
 
-    Caller beware (measured with OpenSeesPy 3.7.1.2, free vibration in mode 1, see the
-    tests): ``modalDamping`` gives the requested ζ with ``algorithm Newton`` or with
-    ``integrator AlphaOS`` + ``algorithm Linear`` (the source's set-up), but with
-    ``integrator Newmark`` + ``algorithm Linear`` mode 1 decays as ζ ≈ 0.144 instead of
-    0.05. Calling ``eigen`` again later replaces the modes the modal damping uses.
+    Caller beware (measured with OpenSeesPy 3.7.1.2, see the tests): with a small step
+    (Δt = T/200) ``modalDamping`` gives the requested ζ in every mode with ``algorithm
+    Newton`` or with ``integrator AlphaOS`` + ``algorithm Linear`` (the source's set-up),
+    but with ``integrator Newmark`` + ``algorithm Linear`` mode 1 decays as ζ ≈ 0.144
+    instead of 0.05. ``AlphaOS`` does NOT apply modal damping as the α-method: it puts
+    −C ũ̇_{n+1} (the predictor velocity, ``AlphaOS::getVel``) on the right-hand side
+    only, with no damping term in the tangent (``AlphaOS`` has no ``getCFactor``), so
+    the damping is explicit and first-order accurate (``modalDamping`` ≡
+    ``modalDampingQ`` there). At the rc-frame scenario's Δt = 0.02 s this changes
+    mode 1 to ζ = 0.0495, ω_d/ω₁ = 0.982 (α-OS proper, i.e. Rayleigh damping in
+    OpenSees or the native model: 0.0483, 0.969) and the floor response by ~13 % of
+    its peak over 3 s of El Centro (tests/structures/test_rc_frame_modal_damping.py).
+    For a like-for-like OpenSees-vs-native comparison use ``damping="rayleigh"`` (or
+    ``ops.rayleigh(a0, 0, 0, a1)`` after this call, e.g. 5 % at modes 1 and 3), which
+    AlphaOS treats exactly like the native α-OS. Calling ``eigen`` again later replaces
+    the modes the modal damping uses.
     """
     if element not in ("disp", "force"):
         raise ParameterError(f"element must be 'disp' (dispBeamColumn) or 'force' (forceBeamColumn); got {element!r}")
