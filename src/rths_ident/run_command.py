@@ -64,7 +64,8 @@ def _report(result: dict) -> str:
 COMMON = ("record", "duration", "compensation", "transition", "fast_rate", "slow_rate", "seed", "identifier_rate",
           "transfer_system", "updating")
 #: every scenario-specific option the parser knows (each scenario lists those it takes)
-SCENARIO_OPTIONS = ("floor_mass", "initial_error", "parameter_error", "case", "ns", "ns_model", "integrator")
+SCENARIO_OPTIONS = ("floor_mass", "initial_error", "parameter_error", "case", "ns", "ns_model", "integrator",
+                    "damping")
 
 
 def _scenario_config(args: argparse.Namespace):
@@ -163,6 +164,8 @@ def add_run_command(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--integrator", default=None,
                         help="rc-frame: alpha-os (default) | newmark-explicit | central-difference | "
                         "newmark-fixed-iter (OpenSees only)")
+    parser.add_argument("--damping", default=None,
+                        help="rc-frame: modal (5 %%, the thesis, default) or rayleigh (stiffness-proportional)")
     parser.add_argument("--fast-rate", type=float, default=None, help="fast (controller) rate [Hz] (default 4000)")
     parser.add_argument("--slow-rate", type=float, default=None,
                         help="slow (numerical substructure) rate [Hz] (default 50)")
