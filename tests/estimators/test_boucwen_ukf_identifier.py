@@ -264,3 +264,14 @@ def test_degrading_online_steps_equal_the_scan():
         online.step(x[k + 1], v[k + 1], force[k])
     np.testing.assert_allclose(np.asarray(online.state.x), np.asarray(batch.state.x), rtol=1e-9)
     assert online.estimate["r"] != 0.0
+    # the same settings through the online-identifier protocol (generic core)
+    from rths_ident.estimators.online_identifier import run_identifier
+
+    protocol = DegradingBoucWenUKFIdentifier(dt, guess, 0.5, **kwargs).online_identifier()
+    state, (_, estimates) = run_identifier(protocol, protocol.initial_state(), x[1:], v[1:], force, dt)
+    np.testing.assert_allclose(np.asarray(state.filter.x), np.asarray(batch.state.x), rtol=1e-9)
+    np.testing.assert_allclose(np.asarray(estimates.theta[-1]), np.asarray(batch.state.x)[2:], rtol=1e-9)
+    variances = np.diag(np.asarray(batch.state.P))[2:]
+    np.testing.assert_allclose(np.asarray(estimates.relative_std[-1]),
+                               np.sqrt(variances) / np.abs(np.asarray(batch.state.x)[2:]), rtol=1e-9)
+    assert protocol.param_units == ("N/m", "N", "1/J", "1/J")

@@ -230,3 +230,21 @@ def test_modified_lugre_column_through_the_generic_identifier():
     std = np.asarray(estimates.relative_std[-1])
     assert np.all(np.abs(error) < 0.01) and np.all(np.abs(error) < 4 * std), (error, std)
     assert bool(estimates.converged[-1])
+
+
+def test_initial_model_state_and_layout():
+    """The filter state is [model state entries without ``displacement`` / scale, u]: for
+    the degrading Bouc–Wen (r, H), starting from a given (r, H) and displacement."""
+    case4 = DegradingBoucWen.preset_params("case4", units="SI")
+    params = ju.make_params(DegradingBoucWen, case4, ("k_e", "f_y0"), force_noise_std=10.0,
+                            state_scale={"hysteretic_force": 100.0, "dissipated_energy": 2.0},
+                            initial_state={"hysteretic_force": 50.0, "dissipated_energy": 3.0})
+    assert params.state_layout == (("hysteretic_force", ()), ("dissipated_energy", ()))
+    state = ju.init(params, displacement=0.01)
+    np.testing.assert_allclose(state.filter.x, [0.5, 1.5, 0.0, 0.0])  # log coordinates: u = 0 at the guess
+    assert float(state.previous_displacement) == 0.01
+    model_state, theta = ju._split(params, state.filter.x, 0.01)
+    assert float(model_state.hysteretic_force) == 50.0 and float(model_state.dissipated_energy) == 3.0
+    np.testing.assert_allclose(theta, [case4.k_e, case4.f_y0], rtol=1e-15)
+    with pytest.raises(ParameterError, match="initial_state: unknown entries"):
+        ju.make_params(DegradingBoucWen, case4, ("k_e",), force_noise_std=10.0, initial_state={"z": 1.0})

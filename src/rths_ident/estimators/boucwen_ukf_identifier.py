@@ -694,8 +694,7 @@ class DegradingBoucWenUKFIdentifier(_JointUKFIdentifier):
             initial_state={"hysteretic_force": r0, "dissipated_energy": H0},
             convergence_tolerance=self.convergence_tolerance,
         )  # fmt: skip
-        self.joint_state = _joint.init(self.joint_params, float(displacement0),
-                                       {"hysteretic_force": r0, "dissipated_energy": H0})
+        self.joint_state = _joint.init(self.joint_params, float(displacement0))
         self._n_states = 2
         self.history: UKFHistory | None = None
         self._process_cov = np.diag(process_std**2)
@@ -711,6 +710,18 @@ class DegradingBoucWenUKFIdentifier(_JointUKFIdentifier):
         generic core adds the same Q itself as diag(q²)·Δt)."""
         return dataclasses.replace(self.joint_params.ukf, process_noise_cov=jnp.asarray(self._process_cov),
                                    dt=self.dt)
+
+    def online_identifier(self):
+        """This identifier's settings (P(0), Q, R, sigma points, bounds) as an
+        :class:`~rths_ident.estimators.online_identifier.OnlineIdentifier` over the
+        generic core (θ̂ = [k_e N/m, f_y0 N, a 1/J, b 1/J]; its ``init`` starts from this
+        configuration's initial state, not from the wrapper's current one)."""
+        from rths_ident.estimators import joint_ukf_identifier as _joint
+        from rths_ident.estimators.online_identifier import OnlineIdentifier
+
+        units = ("N/m", "N", "1/J", "1/J")
+        return OnlineIdentifier("joint-ukf-DegradingBoucWen", self.joint_params, _joint.init,
+                                _joint.protocol_step, _joint.estimate, self.parameter_names, units)
 
     def step(self, displacement: float, velocity: float, force: float) -> None:
         """Advance one sample: measured displacement [m], velocity [m/s] and force [N]."""

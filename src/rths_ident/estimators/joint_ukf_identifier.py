@@ -89,12 +89,13 @@ class JointUKFParams:
     state_scale: Any = None  # (n_s,) scale of each model state entry [its SI unit]
     diffusion: Any = None  # (n_s + p,) q, process-noise std per √s of each filter entry
     initial_std: Any = None  # (n_s + p,) √P(0) of the filter entries
+    initial_model_state: Any = None  # (n_s,) model state entries at the start / state_scale
     ukf: UKFParams = None  # weights, R [N²], optional bounds; Q = 0 (added per step)
     convergence_tolerance: float = field_range(
         0.02, low=0.0, low_inclusive=False, doc="'converged' needs every relative std of θ̂ ≤ this"
     )
     hold_time: float = field_range(
-        0.5, low=0.0, unit="s", doc="... continuously for this long"
+        0.5, low=0.0, unit="s", doc="'converged' needs the relative stds below the tolerance for this long"
     )
     model: Any = None  # the model class (static)
     fields: tuple = ()  # identified field names, in θ̂ order (static)
@@ -293,9 +294,8 @@ def make_params(
     flat0 = np.concatenate([np.reshape(np.asarray(getattr(model_state, name), float), (-1,)) for name, _ in layout]
                            ) if layout else np.zeros(0)
     n = len(entry_names) + len(fields)
-    for name, value in (("force_noise_std", force_noise_std),):
-        if not (np.isfinite(value) and value > 0):
-            raise ParameterError(f"{name} must be a positive force [N]; got {value!r}")
+    if not (np.isfinite(force_noise_std) and force_noise_std > 0):
+        raise ParameterError(f"force_noise_std must be a positive force [N]; got {force_noise_std!r}")
     try:
         points = MerweScaledSigmaPoints(n, sigma_alpha, sigma_beta, sigma_kappa)
     except ValueError as err:
@@ -321,6 +321,7 @@ def make_params(
         state_scale=jnp.asarray(scale),
         diffusion=jnp.asarray(np.concatenate([s_diff / scale, p_diff])),
         initial_std=jnp.asarray(initial_std),
+        initial_model_state=jnp.asarray(flat0 / scale),
         ukf=ukf_params,
         convergence_tolerance=convergence_tolerance,
         hold_time=hold_time,
@@ -334,16 +335,13 @@ def make_params(
 # ------------------------------------------------------------------------------ functional core
 
 
-def init(params: JointUKFParams, displacement=0.0, initial_state=None) -> JointUKFState:
-    """Filter at the initial guess: s(0) = [model state (``model.init`` or the
-    ``initial_state`` mapping) / scale, u(θ_guess)], P(0) = diag(initial_std²), at
-    ``displacement`` [m]."""
-    model_state = params.model.init(params.model_params)
-    if initial_state is not None:
-        model_state = model_state._replace(**{k: jnp.asarray(v, jnp.float64) for k, v in initial_state.items()})
+def init(params: JointUKFParams, displacement=0.0) -> JointUKFState:
+    """Filter at the initial guess: s(0) = [model state at the start (``model.init``, or
+    :func:`make_params`'s ``initial_state``) / scale, u(θ_guess)], P(0) =
+    diag(initial_std²), at ``displacement`` [m]."""
     theta = jnp.stack([jnp.asarray(getattr(params.model_params, f), jnp.float64) for f in params.fields])
     u = jnp.log(theta / params.parameter_reference) if params.coordinates == "log" else theta / params.parameter_reference
-    x0 = jnp.concatenate([_flat_state(params, model_state), u])
+    x0 = jnp.concatenate([jnp.asarray(params.initial_model_state, jnp.float64), u])
     zero = jnp.zeros((), jnp.float64)
     return JointUKFState(
         filter=UKFState(x0, jnp.diag(params.initial_std**2)),
