@@ -65,7 +65,7 @@ COMMON = ("record", "duration", "compensation", "transition", "fast_rate", "slow
           "transfer_system", "updating")
 #: every scenario-specific option the parser knows (each scenario lists those it takes)
 SCENARIO_OPTIONS = ("floor_mass", "initial_error", "parameter_error", "case", "ns", "ns_model", "integrator",
-                    "damping")
+                    "damping", "column_model")
 
 
 def _scenario_config(args: argparse.Namespace):
@@ -162,8 +162,11 @@ def add_run_command(subparsers: argparse._SubParsersAction) -> None:
                         help="rc-frame with --ns opensees: linear (the thesis' elastic frame, default) or nonlinear "
                         "(fiber columns)")
     parser.add_argument("--integrator", default=None,
-                        help="rc-frame: alpha-os (default) | newmark-explicit | central-difference | "
-                        "newmark-fixed-iter (OpenSees only)")
+                        help="numerical-substructure integrator: alpha-os (default) | newmark-explicit | "
+                        "central-difference | newmark-fixed-iter (rc-frame with OpenSees only)")
+    parser.add_argument("--column-model", default=None,
+                        help="bw-frame: degrading-boucwen (seed 000 Case 4 scaled, default) or boucwen (standard "
+                        "Bouc-Wen, the twin of OpenSees BoucWen: what --ns opensees needs)")
     parser.add_argument("--damping", default=None,
                         help="rc-frame: modal (5 %%, the thesis, default) or rayleigh (stiffness-proportional)")
     parser.add_argument("--fast-rate", type=float, default=None, help="fast (controller) rate [Hz] (default 4000)")

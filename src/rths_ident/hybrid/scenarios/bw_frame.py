@@ -70,7 +70,12 @@ from rths_ident.models import DegradingBoucWen
 SCENARIO = "bw-frame"
 DESCRIPTION = "seed 001's frame with degrading Bouc-Wen columns (seed 000 Case 4, scaled), joint-UKF updating"
 #: scenario-specific command-line options (beyond the common ones); parameter_error -> initial_error
-OPTIONS = ("floor_mass", "parameter_error")
+OPTIONS = ("floor_mass", "parameter_error", "column_model", "ns", "integrator")
+COLUMN_MODELS = ("degrading-boucwen", "boucwen")
+#: the standard Bouc–Wen column of ``column_model="boucwen"`` (OpenSees ``BoucWen``'s twin):
+#: α, A, β [1/m], γ [1/m], n — z_u = A/(β+γ) = 1 cm
+BOUC_WEN_SHAPE = {"alpha": 0.1, "A": 1.0, "beta": 60.0, "gamma": 40.0, "n": 1.0}
+BOUC_WEN_FIELDS = ("k", "alpha", "beta", "gamma")
 UPDATING_MODES = ("ukf", "none", "oracle")
 #: the parameters the UKF identifies (and the hook pushes into the NS), SI units
 PARAM_NAMES = ("k_e", "f_y0", "stiffness_degradation", "strength_degradation")
@@ -90,6 +95,7 @@ class BWFrameConfig(frame_test.FrameTestConfig):
     floor_mass: float = 5000.0  # kg per floor (seed 001 Ch. 3)
     updating: str = "ukf"
     initial_error: float = -0.30  # relative error of the NS's k_e, f_y0, a, b
+    column_model: str = "degrading-boucwen"  # or "boucwen": standard Bouc–Wen, the twin of OpenSees BoucWen
     column_preset: str = "case4"  # DegradingBoucWen preset (seed 000 [REPO])
     column_stiffness: float = 1.34e6  # k_e [N/m] after force-similitude scaling (W4×13, seed 001 Table 2.1)
     column_substeps: int = 4  # backward-Euler sub-steps of the NS/reference columns per slow step
@@ -104,6 +110,8 @@ class BWFrameConfig(frame_test.FrameTestConfig):
 
     def __post_init__(self):
         super().__post_init__()
+        if self.column_model not in COLUMN_MODELS:
+            self.bad("column_model", " | ".join(COLUMN_MODELS))
         if self.column_preset not in DegradingBoucWen.PRESET_NAMES:
             self.bad("column_preset", " | ".join(DegradingBoucWen.PRESET_NAMES))
         for name in ("column_stiffness", "design_drift", "ukf_parameter_std", "ukf_force_std"):
@@ -179,8 +187,43 @@ def _ukf_identifier(cfg: BWFrameConfig, true_column, guess_values) -> Identifier
     return Identifier("ukf", wrapper.params, initial_state, step, estimate, extra_log, has_covariance=True)
 
 
+def bouc_wen_column_under_test(cfg: BWFrameConfig) -> ColumnUnderTest:
+    """A standard Bouc–Wen column (:data:`BOUC_WEN_SHAPE`, k = ``column_stiffness``; one
+    sub-step: the OpenSees ``BoucWen`` material to 7e-13), identified by the generic joint
+    UKF over :class:`~rths_ident.models.BoucWen` (θ = k, α, β, γ), pushed into every
+    numerical column — natively or into OpenSees ``BoucWen`` materials."""
+    from rths_ident.estimators.joint_ukf_identifier import joint_ukf_online_identifier  # noqa: PLC0415
+    from rths_ident.hybrid.scenarios.components import fast_side_identifier  # noqa: PLC0415
+    from rths_ident.models import BoucWen, BoucWenParams  # noqa: PLC0415
+
+    true_column = BoucWenParams(k=cfg.column_stiffness, substeps=1, **BOUC_WEN_SHAPE)
+    true_values = np.array([float(getattr(true_column, n)) for n in BOUC_WEN_FIELDS])
+    guess_values = (1.0 + cfg.initial_error) * true_values
+    guess = dataclasses.replace(true_column, **dict(zip(BOUC_WEN_FIELDS, guess_values)))
+    online = joint_ukf_online_identifier(BoucWen, guess, BOUC_WEN_FIELDS, force_noise_std=cfg.ukf_force_std,
+                                         parameter_std=cfg.ukf_parameter_std)
+    d = cfg.design_drift
+    k, alpha = float(true_column.k), float(true_column.alpha)
+    design_force = alpha * k * d + (1 - alpha) * k * float(true_column.A) / float(true_column.beta + true_column.gamma)
+    actuator = act.CarrionSpencerParams.scaled_for(peak_force=design_force, peak_displacement=2.0 * d,
+                                                   peak_velocity=1.0, specimen_mass=19.3,
+                                                   substeps=cfg.actuator_substeps)
+    guards = UpdateGuards(lower_bounds=0.4 * guess_values, upper_bounds=2.5 * guess_values,
+                          freeze_until_s=cfg.update_after)
+    return ColumnUnderTest(
+        model=BoucWen, true_column=true_column, initial_column=guess, specimen=true_column,
+        param_names=BOUC_WEN_FIELDS, identifier=fast_side_identifier(online),
+        with_estimate=lambda estimate: dataclasses.replace(
+            guess, **{n: estimate[i] for i, n in enumerate(BOUC_WEN_FIELDS)}),
+        interface_stiffness=lambda estimate: estimate[0], guards=guards, actuator=actuator,
+    )
+
+
 def column_under_test(cfg: BWFrameConfig) -> ColumnUnderTest:
-    """The scaled Case 4 column, its UKF and the map θ̂ = [k̂_e, f̂_y0, â, b̂] → column."""
+    """The scaled Case 4 column, its UKF and the map θ̂ = [k̂_e, f̂_y0, â, b̂] → column
+    (``column_model="boucwen"``: :func:`bouc_wen_column_under_test`)."""
+    if cfg.column_model == "boucwen":
+        return bouc_wen_column_under_test(cfg)
     true_column = scaled_column_params(cfg.column_preset, cfg.column_stiffness, cfg.column_substeps)
     true_values = np.array([float(getattr(true_column, n)) for n in PARAM_NAMES])
     guess_values = (1.0 + cfg.initial_error) * true_values

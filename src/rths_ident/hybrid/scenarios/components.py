@@ -94,3 +94,18 @@ def fast_side(cfg: HybridTestConfig, *, specimen_model: type, specimen, actuator
         sensor_force=force, sensor_velocity=velocity, identifier=identifier, identifier_every=cfg.identifier_every,
         sensor_noise=cfg.sensor_noise,
     )
+
+
+def fast_side_identifier(online) -> Identifier:
+    """An :class:`~rths_ident.estimators.online_identifier.OnlineIdentifier` in the form
+    the fast side calls (``step(params, state, x, v, f, dt) -> state``)."""
+    from rths_ident.estimators.online_identifier import IdentifierInputs  # noqa: PLC0415
+
+    def step(params, state, x, v, f, dt):
+        return online.step(params, state, IdentifierInputs(x, v, f), dt)[0]
+
+    def estimate(params, state):
+        e = online.estimate(params, state)
+        return e.theta, e.relative_std, e.converged
+
+    return Identifier(online.name, online.params, online.init(online.params), step, estimate, has_covariance=True)

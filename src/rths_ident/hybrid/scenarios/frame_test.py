@@ -33,11 +33,23 @@ from rths_ident.hybrid.model_updating import UpdateGuards
 from rths_ident.hybrid.scenarios import components
 from rths_ident.hybrid.scenarios.config import HybridTestConfig
 from rths_ident.hybrid.virtual_site import Identifier
-from rths_ident.structures import AlphaOS, partition_column, set_column_params, three_storey_two_bay_frame
+from rths_ident._params import ParameterError
+from rths_ident.structures import (
+    AlphaOS,
+    CentralDifference,
+    ExplicitNewmark,
+    partition_column,
+    set_column_params,
+    three_storey_two_bay_frame,
+)
 from rths_ident.structures.numerical_substructure import native_ns_step
 from rths_ident.structures.structure import with_changes
 
 FLOORS = ("floor1", "floor2", "floor3")
+NS_KINDS = ("native", "opensees")
+#: native explicit integrators of the frame NS (α-OS with α = −0.1, as the thesis' α_OS = 0.9)
+FRAME_INTEGRATORS = {"alpha-os": lambda s: AlphaOS(s, alpha=-0.1), "newmark-explicit": ExplicitNewmark,
+                     "central-difference": CentralDifference}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,9 +62,15 @@ class FrameTestConfig(HybridTestConfig):
 
     floor_mass: float | None = None  # kg per floor
     rayleigh_zeta: float = 0.05  # on modes 1–2
+    integrator: str = "alpha-os"  # of the NS (and the reference): alpha-os | newmark-explicit | central-difference
+    ns: str = "native"  # native (JAX) or opensees (the same frame in OpenSeesPy; step-wise engine)
 
     def __post_init__(self):
         super().__post_init__()
+        if self.integrator not in FRAME_INTEGRATORS:
+            self.bad("integrator", " | ".join(FRAME_INTEGRATORS))
+        if self.ns not in NS_KINDS:
+            self.bad("ns", " | ".join(NS_KINDS))
         if self.floor_mass is not None and not (np.isfinite(self.floor_mass) and self.floor_mass > 0):
             self.bad("floor_mass", "a positive mass in kg")
         if not (0.0 <= self.rayleigh_zeta < 1.0):
@@ -94,10 +112,11 @@ def build(cfg: FrameTestConfig, column: ColumnUnderTest) -> HybridTest:
     true_frame = three_storey_two_bay_frame(cfg.mass, model, column.true_column)
     damping = true_frame.rayleigh_damping(cfg.rayleigh_zeta, (1, 2))[0]
     ref_structure, ref_params = true_frame.to_structure(damping=damping)
-    reference_integrator = AlphaOS(ref_structure)
+    make_integrator = FRAME_INTEGRATORS[cfg.integrator]
+    reference_integrator = make_integrator(ref_structure)
     guess_frame = three_storey_two_bay_frame(cfg.mass, model, column.initial_column)
     part = partition_column(guess_frame, storey=1, column=-1, damping=damping)
-    integrator = AlphaOS(part.structure)
+    integrator = make_integrator(part.structure)
     ns_params_true = partition_column(true_frame, storey=1, column=-1, damping=damping).params
     structure = part.structure
 
@@ -137,7 +156,63 @@ def build(cfg: FrameTestConfig, column: ColumnUnderTest) -> HybridTest:
         initial_values=values(column.initial_column, column.param_names), reference=reference, seed=cfg.seed,
         response_names=FLOORS, extra_metrics=column.extra_metrics,
     )
+    if cfg.ns == "opensees":
+        check_opensees_twin(cfg, column)
+        a0 = float(true_frame.rayleigh_damping(cfg.rayleigh_zeta, (1, 2))[1])
+        return test._replace(native_ns=None, make_ns=lambda variant: opensees_frame_ns(
+            cfg, column, variant, np.asarray(part.params.damping), a0, ground_accel))
     return test._replace(make_ns=lambda variant: native_substructure(test, variant))
+
+
+def check_opensees_twin(cfg: FrameTestConfig, column: ColumnUnderTest) -> None:
+    """A clear error before any work when the column model cannot live in OpenSees."""
+    from rths_ident.structures.opensees_shear_building import OPENSEES_TWINS, UPDATABLE  # noqa: PLC0415
+
+    if column.model not in OPENSEES_TWINS:
+        raise ParameterError(
+            f"{cfg.SCENARIO} --ns opensees: the {column.model.__name__} column has no OpenSees twin material "
+            f"(OpenSees twins: {', '.join(m.__name__ for m in OPENSEES_TWINS)})")
+    unknown = [n for n in column.param_names if n not in UPDATABLE[column.model]]
+    if unknown:
+        raise ParameterError(f"{cfg.SCENARIO} --ns opensees: OpenSees cannot update {', '.join(unknown)} of "
+                             f"{column.model.__name__} (updatable: {', '.join(UPDATABLE[column.model])})")
+
+
+def opensees_frame_ns(cfg: FrameTestConfig, column: ColumnUnderTest, variant: str, damping, a0: float,
+                      ground_accel):
+    """The numerical substructure as an OpenSeesPy model: the frame without its tested
+    column, the columns as OpenSees twin materials, the native C (a0 M + storey
+    dashpots), identified fields pushed into every column's material through
+    ``updateParameter``. α-OS weights the interface force like an internal force, as
+    the native scheme does; OpenSees commits its elements at the corrected displacement
+    (the native scheme at the predictor) and has no splitting stiffness for the
+    specimen, so the two differ slightly (docs/hybrid/bw_frame.md); explicit Newmark
+    gives the native numbers to rounding."""
+    from rths_ident.structures.opensees_shear_building import UPDATABLE, build_shear_building  # noqa: PLC0415
+    from rths_ident.structures.opensees_substructure import (  # noqa: PLC0415
+        ElementParameter,
+        OpenSeesSubstructure,
+    )
+
+    params = column.true_column if variant == "oracle" else column.initial_column
+    storeys = [[(column.model, params)] * 2, [(column.model, params)] * 3, [(column.model, params)] * 3]
+    tags: list = []
+
+    def build(ops):
+        built = build_shear_building(ops, [cfg.mass] * 3, storeys, damping, a0)
+        tags[:] = [t for storey in built.column_tags for t in storey]
+
+    # element tags are 1…8 in storey order (build_shear_building numbers the columns first)
+    column_tags = tuple(range(1, 9))
+    parameter_map = [ElementParameter(column_tags, UPDATABLE[column.model][name]) for name in column.param_names]
+    options = {"alpha_os_feedback": "weighted"} if cfg.integrator == "alpha-os" else {}
+    ns = OpenSeesSubstructure(build, (1, 1), 1.0 / cfg.slow_rate, ground_accel=np.concatenate([[0.0], ground_accel]),
+                              integrator=cfg.integrator, response=((1, 1), (2, 1), (3, 1)),
+                              parameter_map=parameter_map, **options)
+    if tuple(tags) != column_tags:
+        ns.close()
+        raise RuntimeError(f"unexpected OpenSees column tags {tags}")
+    return ns
 
 
 _REFERENCE_RUNNERS: dict = {}

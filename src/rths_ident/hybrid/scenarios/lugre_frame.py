@@ -78,7 +78,7 @@ INITIAL_ERRORS = {
 SCENARIO = "lugre-frame"
 DESCRIPTION = "seed 001's steel frame, one modified-LuGre column tested, RLS (or UKF) updating of the other eight"
 #: scenario-specific command-line options (beyond the common ones)
-OPTIONS = ("floor_mass", "initial_error")
+OPTIONS = ("floor_mass", "initial_error", "ns", "integrator")
 UPDATING_MODES = ("rls", "ukf", "none", "oracle")
 IDENTIFYING_MODES = ("rls", "ukf")
 PARAM_NAMES = ("sigma0", "Fc", "sigma3")
