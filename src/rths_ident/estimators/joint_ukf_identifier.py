@@ -73,6 +73,7 @@ __all__ = [
     "transition",
     "measurement",
     "model_params_at",
+    "model_state",
     "joint_ukf_online_identifier",
     "COORDINATES",
 ]
@@ -155,6 +156,12 @@ def _split(params: JointUKFParams, s, previous_displacement):
         offset += size
     state = params.model.State(displacement=jnp.asarray(previous_displacement, jnp.float64), **entries)
     return state, _theta_of(params, s[n_s:])
+
+
+def model_state(params: JointUKFParams, state: JointUKFState):
+    """The model's State at the filter's mean (e.g. the identified dissipated energy H of
+    a degrading Bouc–Wen specimen); pure."""
+    return _split(params, state.filter.x, state.previous_displacement)[0]
 
 
 def _flat_state(params: JointUKFParams, model_state):

@@ -48,16 +48,9 @@ from __future__ import annotations
 import dataclasses
 from typing import ClassVar
 
-import jax.numpy as jnp
 import numpy as np
 
-from rths_ident.estimators.boucwen_ukf_identifier import (
-    DegradingBoucWenConstants,
-    DegradingBoucWenUKFIdentifier,
-    degrading_boucwen_force,
-    degrading_boucwen_transition,
-)
-from rths_ident.estimators.ukf import ukf_step
+from rths_ident.estimators.boucwen_ukf_identifier import DegradingBoucWenUKFIdentifier
 from rths_ident.hybrid import actuator as act
 from rths_ident.hybrid.model_updating import UpdateGuards
 from rths_ident.hybrid.scenarios import frame_test
@@ -149,8 +142,13 @@ def _with_identified(column, values):
 
 def _ukf_identifier(cfg: BWFrameConfig, true_column, guess_values) -> Identifier:
     """The joint UKF of :class:`DegradingBoucWenUKFIdentifier` (its validated P0, Q, R,
-    weights and bounds), run as the pure ``ukf_step`` inside the fast loop: state
-    [r, H, k_e, f_y0, a, b], driven by the measured displacement, measuring the force."""
+    weights and bounds) over the generic joint-UKF core, i.e. the column's own
+    :meth:`DegradingBoucWen.step` as the transition: state [r, H, k_e, f_y0, a, b],
+    driven by the measured displacement, measuring the force. Logs the identified
+    dissipated energy H every slow step."""
+    from rths_ident.estimators import joint_ukf_identifier as joint  # noqa: PLC0415
+    from rths_ident.hybrid.scenarios.components import fast_side_identifier  # noqa: PLC0415
+
     dt_identifier = cfg.identifier_every / cfg.fast_rate
     wrapper = DegradingBoucWenUKFIdentifier(
         dt_identifier, dict(zip(PARAM_NAMES, guess_values)), cfg.ukf_parameter_std,
@@ -159,32 +157,12 @@ def _ukf_identifier(cfg: BWFrameConfig, true_column, guess_values) -> Identifier
         force_std=cfg.ukf_force_std, min_stiffness_ratio=float(true_column.min_stiffness_ratio),
         min_strength_ratio=float(true_column.min_strength_ratio),
     )
-    constants = DegradingBoucWenConstants(*(jnp.asarray(v) for v in wrapper.constants))
-    filter_substeps = 2
+    online = wrapper.online_identifier()
 
-    def fx(s, dt, displacement_start, displacement_end, constants):
-        return degrading_boucwen_transition(s, displacement_end - displacement_start, constants, filter_substeps)
+    def extra_log(params, state):
+        return {"dissipated_energy": joint.model_state(params, state).dissipated_energy}
 
-    def hx(s, displacement, velocity, constants):
-        return jnp.stack([degrading_boucwen_force(s, displacement, velocity, constants)])
-
-    def step(ukf_params, state, x_m, v_m, f_m, dt):
-        fx_args = {"displacement_start": state["previous_displacement"], "displacement_end": x_m,
-                   "constants": constants}
-        hx_args = {"displacement": x_m, "velocity": v_m, "constants": constants}
-        posterior, _ = ukf_step(ukf_params, state["ukf"], jnp.stack([f_m]), fx, hx, fx_args, hx_args)
-        return {"ukf": posterior, "previous_displacement": x_m}
-
-    def estimate(ukf_params, state):
-        x, P = state["ukf"].x, state["ukf"].P
-        std = jnp.sqrt(jnp.maximum(jnp.diag(P)[2:6], 0.0))
-        return x[2:6], std / jnp.abs(x[2:6]), True
-
-    def extra_log(ukf_params, state):
-        return {"dissipated_energy": state["ukf"].x[1]}
-
-    initial_state = {"ukf": wrapper.state, "previous_displacement": jnp.zeros(())}
-    return Identifier("ukf", wrapper.params, initial_state, step, estimate, extra_log, has_covariance=True)
+    return fast_side_identifier(online)._replace(extra_log=extra_log)
 
 
 def bouc_wen_column_under_test(cfg: BWFrameConfig) -> ColumnUnderTest:

@@ -47,7 +47,6 @@ from __future__ import annotations
 import dataclasses
 from typing import ClassVar
 
-import jax.numpy as jnp
 import numpy as np
 
 from rths_ident._params import ParameterError
@@ -57,6 +56,7 @@ from rths_ident.hybrid.model_updating import UpdateGuards
 from rths_ident.hybrid.scenarios import frame_test
 from rths_ident.hybrid.hybrid_test import HybridTest
 from rths_ident.hybrid.results import run_scenario as run_hybrid_test
+from rths_ident.hybrid.scenarios.components import fast_side_identifier
 from rths_ident.hybrid.scenarios.frame_test import ColumnUnderTest
 from rths_ident.hybrid.virtual_site import Identifier
 from rths_ident.models import ModifiedLuGre
@@ -143,29 +143,15 @@ RLS_MEMORY_S = 10.0
 
 
 def _rls_identifier(guess, identifier_rate_hz: float) -> Identifier:
+    """The constrained-RLS identifier (its θ̂ covariance propagated through every update,
+    relative std and ``converged`` real: docs/estimators/rls.md)."""
     forgetting = 1.0 - 1.0 / (RLS_MEMORY_S * identifier_rate_hz)
-    params = lugre_identifier.LuGreIdentifierParams.from_initial_guess(guess, forgetting=forgetting)
-
-    def estimate(p, state):
-        """[σ̂0, F̂_C, σ̂3]; relative std 0 (RLS's P is not a calibrated covariance here)."""
-        theta = state.rls.theta * p.theta_reference
-        est = ModifiedLuGre.params_from_theta(theta, p.sigma1, p.sigma2, validate=False)
-        return jnp.stack([est.sigma0, est.Fc, est.sigma3]), jnp.zeros(3), state.yielded
-
-    return Identifier("rls", params, lugre_identifier.init(params),
-                      lambda p, s, x, v, f, dt: lugre_identifier.step(p, s, x, v, f, dt)[0], estimate)
+    return fast_side_identifier(lugre_identifier.lugre_rls_online_identifier(guess, forgetting=forgetting))
 
 
 def _ukf_identifier(guess) -> Identifier:
-    params = lugre_ukf_identifier.LuGreUKFParams.from_initial_guess(guess)
-
-    def estimate(p, state):
-        est, relative_std = lugre_ukf_identifier.estimate(p, state)
-        return est, relative_std, state.yielded
-
-    return Identifier("ukf", params, lugre_ukf_identifier.init(params),
-                      lambda p, s, x, v, f, dt: lugre_ukf_identifier.step(p, s, x, v, f, dt)[0], estimate,
-                      has_covariance=True)
+    """The joint-UKF identifier of the same column."""
+    return fast_side_identifier(lugre_ukf_identifier.lugre_ukf_online_identifier(guess))
 
 
 def column_under_test(cfg: LugreFrameConfig) -> ColumnUnderTest:
