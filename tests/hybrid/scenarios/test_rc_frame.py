@@ -30,6 +30,8 @@ def test_bad_configuration_names_the_field():
         rc.RCFrameConfig(ns="native", integrator="newmark-fixed-iter")
     with pytest.raises(ParameterError, match="ns_model"):
         rc.RCFrameConfig(ns="native", ns_model="nonlinear")
+    with pytest.raises(ParameterError, match="massless"):
+        rc.RCFrameConfig(ns="opensees", integrator="newmark-explicit")
     with pytest.raises(ParameterError, match="case"):
         rc.RCFrameConfig(case="case9")
     with pytest.raises(ParameterError, match="record.*elcentro_1940"):

@@ -117,6 +117,9 @@ class RCFrameConfig(HybridTestConfig):
         if self.ns == "native" and self.integrator not in NATIVE_INTEGRATORS:
             self.bad("integrator", "alpha-os | newmark-explicit | central-difference with the native NS "
                      "(Newmark with fixed iterations has no predictor: use --ns opensees)")
+        if self.ns == "opensees" and self.integrator in ("newmark-explicit", "central-difference"):
+            self.bad("integrator", "alpha-os | newmark-fixed-iter with the OpenSees frame: explicit schemes need "
+                     "mass at every DOF, and its rotations and verticals are massless (the native NS condenses them)")
         if self.ns == "native" and self.ns_model != "linear":
             self.bad("ns_model", "'linear' with the native NS (the nonlinear fiber frame needs --ns opensees)")
         if not isinstance(self.newmark_iterations, int) or self.newmark_iterations < 1:
