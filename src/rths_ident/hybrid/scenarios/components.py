@@ -39,6 +39,13 @@ def slow_record(cfg: HybridTestConfig):
     return t[1:] - t[0], ag[1:]
 
 
+#: seed 000's leaky-LMS constants were set for displacements in inches ([REPO]: μ = 0.01,
+#: λ = 1e-10 with u in in): the same adaptation in SI is μ = 0.01 in⁻² and λ = 1e-10 in².
+INCH = 0.0254  # m
+DDMRT_LEARNING_RATE = 0.01 / INCH**2  # 1/m² (15.5)
+DDMRT_LEAKAGE = 1e-10 * INCH**2  # m²
+
+
 def ddmrt_weights(realisation: np.ndarray) -> np.ndarray:
     """DDMRT's Wiener predictor (seed 000 Eq. 3.5; L = 8, λ = 1e-10, N ≤ 2000, digest
     §12.5) from an approximate realisation of the interface displacement at the slow rate."""
@@ -64,7 +71,8 @@ def transition(cfg: HybridTestConfig, realisation: Callable[[], np.ndarray]) -> 
     ratio = cfg.ratio
     if cfg.transition == "ddmrt":
         return Strategy(ddmrt, ddmrt.DDMRTParams(weights=ddmrt_weights(realisation()), ratio=ratio,
-                                                 adaptive=cfg.ddmrt_adaptive))
+                                                 adaptive=cfg.ddmrt_adaptive, learning_rate=DDMRT_LEARNING_RATE,
+                                                 leakage=DDMRT_LEAKAGE))
     arrival = int(round(cfg.arrival_fraction * ratio)) if ratio > 1 else 0
     return Strategy(predictor_corrector, predictor_corrector.PredictorCorrectorParams(
         ratio=ratio, arrival_tick=min(arrival, ratio - 1)))
