@@ -20,6 +20,7 @@ from rths_ident.structures.elements import ElementGroup, InterfaceElement, batch
 from rths_ident.structures.integrator_base import Integrator, StepOutputs, constant_interface_force
 from rths_ident.structures.modal import ModalProperties, modal_analysis
 from rths_ident.structures.newmark import ExplicitNewmark, NewmarkFixedIteration, NewmarkState
+from rths_ident.structures.opensees_substructure import OpenSeesSubstructure  # OpenSeesPy imported on construction
 from rths_ident.structures.partition import (
     PartitionedStructure,
     partition_column,
