@@ -240,6 +240,12 @@ class OpenSeesSubstructure:
         self.ground_record = record
         self.record_dt = rec_dt
         self._previous_feedback = np.zeros(self.n_interface)
+        if record is not None:  # the Path series' samples, with its trailing zero
+            self._ground_values = np.append(record, 0.0)
+            self._ground_times = rec_dt * np.arange(self._ground_values.size)
+            self._ground_scale = float(np.abs(record).max())
+        else:
+            self._ground_scale = 0.0
 
         ops = import_opensees()
         self._ops = ops
@@ -267,6 +273,7 @@ class OpenSeesSubstructure:
             next_pattern += 1
         self._interface_series_tag = self._new_series_tag("Constant")
         self._interface_pattern_tag = next_pattern
+        self._interface_pattern_built = False
         self._nodal_load_width = {node: len(ops.nodeDisp(node)) for node, _ in self.interface}
         self._set_interface_load(np.zeros(self.n_interface))
 
@@ -339,9 +346,10 @@ class OpenSeesSubstructure:
         """Replace the interface pattern's nodal loads by ``load`` [N] (one per
         interface DOF), re-using the pattern and series tags."""
         ops = self._ops
-        if self._interface_pattern_tag in [int(p) for p in ops.getPatterns()]:
+        if self._interface_pattern_built:
             ops.remove("loadPattern", self._interface_pattern_tag)
         ops.pattern("Plain", self._interface_pattern_tag, self._interface_series_tag)
+        self._interface_pattern_built = True
         per_node: dict[int, np.ndarray] = {}
         for (node, dof), value in zip(self.interface, load):
             vec = per_node.setdefault(node, np.zeros(self._nodal_load_width[node]))
@@ -418,9 +426,7 @@ class OpenSeesSubstructure:
         of the record, ramping to 0 over one ``record_dt`` after its last sample."""
         if self.ground_record is None:
             return 0.0
-        values = np.append(self.ground_record, 0.0)
-        times = self.record_dt * np.arange(values.size)
-        return float(np.interp(time, times, values, right=0.0))
+        return float(np.interp(time, self._ground_times, self._ground_values, right=0.0))
 
     def step(self, feedback, ground_accel) -> tuple[np.ndarray, dict]:
         """Apply −``feedback`` [N] at the interface DOFs, ``analyze(1, dt)``, return the
@@ -449,8 +455,7 @@ class OpenSeesSubstructure:
         self._previous_feedback = f
         t = self.time
         expected = self.ground_accel_at(t)
-        scale = 0.0 if self.ground_record is None else float(np.abs(self.ground_record).max())
-        if abs(float(ground_accel) - expected) > 1e-6 * scale + 1e-12:
+        if abs(float(ground_accel) - expected) > 1e-6 * self._ground_scale + 1e-12:
             raise ValueError(
                 f"ground_accel = {float(ground_accel)!r} m/s² at t = {t:.6g} s differs from the model's record "
                 f"({expected!r} m/s²): the loop and the OpenSees model use different records or are out of step"
