@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
+from rths_ident.structures.numerical_substructure import NativeSubstructure
 from _structures_helpers import K_COLUMN, Spring, SpringParams, elcentro_m_s2
 
 from rths_ident._params import ParameterError
@@ -15,7 +17,6 @@ from rths_ident.structures import (
     CentralDifference,
     ExplicitNewmark,
     NewmarkFixedIteration,
-    NumericalSubstructure,
     partition_column,
     partition_matrices,
     three_storey_two_bay_frame,
@@ -68,8 +69,9 @@ def test_partitioned_plus_fed_back_column_equals_monolithic(name):
 
 
 def test_stepwise_predict_measure_feed_back_loop_equals_monolithic():
-    """The RTHS usage with an explicit scheme: send predicted_displacement, 'measure'
-    the specimen force there, feed it to step() — exact, step by step from Python."""
+    """The RTHS usage with an explicit scheme through the numerical-substructure protocol:
+    send the target, 'measure' the specimen force there, feed it back — exact, step by
+    step from Python."""
     building = three_storey_two_bay_frame(5000.0, Spring, SpringParams(stiffness=K_COLUMN))
     c, _, _ = building.rayleigh_damping(0.05)
     record = elcentro_m_s2(120)
@@ -79,15 +81,16 @@ def test_stepwise_predict_measure_feed_back_loop_equals_monolithic():
     _, mono = integ.simulate(params, record, dt)
 
     part = partition_column(building, damping=c)
-    num = NumericalSubstructure(ExplicitNewmark(part.structure), part.params, dt)
+    num = NativeSubstructure(ExplicitNewmark(part.structure), part.params, part.interface_dofs, dt)
     specimen_state = part.interface.init(part.interface_params)
     displacements = []
+    target, velocity = num.initial_target(), np.zeros(1)  # command to the actuator; predictor velocity
     for ag in record:
-        target = num.predicted_displacement()  # command to the actuator
-        velocity = num.velocity + 0.5 * dt * num.acceleration  # predictor velocity
-        specimen_state, measured = part.interface(part.interface_params, specimen_state, target, velocity, dt)
-        out = num.step(ag, measured)
-        displacements.append(np.asarray(out.displacement))
+        specimen_state, measured = part.interface.model.step(part.interface_params, specimen_state, target[0],
+                                                             velocity[0], dt)
+        target, log = num.step(np.atleast_1d(measured), ag)
+        velocity = (log["velocity"] + 0.5 * dt * log["acceleration"])[list(part.interface_dofs)]
+        displacements.append(np.asarray(log["displacement"]))
     ref = np.asarray(mono.displacement)
     np.testing.assert_allclose(np.array(displacements), ref, rtol=0, atol=1e-10 * np.abs(ref).max())
 

@@ -1,6 +1,9 @@
 """Numerical substructure: MDOF models, damping, modal analysis, partitioning and time
-integrators (pure ``init``/``step`` usable in ``jax.lax.scan``), plus an in-process
-OpenSeesPy adapter (:mod:`rths_ident.structures.opensees_adapter`, imported lazily).
+integrators (pure ``init``/``step`` usable in ``jax.lax.scan``); the numerical-substructure
+protocol of the loop (:mod:`.numerical_substructure`) with its native implementation and
+any OpenSeesPy model behind it (:mod:`.opensees_substructure`, OpenSeesPy imported on
+construction); seed 000's RC frame (:mod:`.rc_frame`) and the OpenSeesPy twin of a shear
+building (:mod:`.opensees_shear_building`).
 
 Sign convention: ``M ü + C u̇ + r(u, u̇) = −m_g ẍ_g − f_e`` with displacements relative to
 the ground; the physical substructure's force f_e is subtracted like an internal force.
@@ -20,7 +23,9 @@ from rths_ident.structures.elements import ElementGroup, InterfaceElement, batch
 from rths_ident.structures.integrator_base import Integrator, StepOutputs, constant_interface_force
 from rths_ident.structures.modal import ModalProperties, modal_analysis
 from rths_ident.structures.newmark import ExplicitNewmark, NewmarkFixedIteration, NewmarkState
-from rths_ident.structures.opensees_substructure import OpenSeesSubstructure  # OpenSeesPy imported on construction
+from rths_ident.structures.numerical_substructure import NativeSubstructure, NumericalSubstructure
+from rths_ident.structures.opensees_shear_building import build_shear_building
+from rths_ident.structures.opensees_substructure import ElementParameter, OpenSeesSubstructure
 from rths_ident.structures.partition import (
     PartitionedStructure,
     partition_column,
@@ -36,7 +41,7 @@ from rths_ident.structures.structure import (
     structure_from_matrices,
     with_changes,
 )
-from rths_ident.structures.substructure import NumericalSubstructure
+from rths_ident.structures.rc_frame import build_rc_frame, rc_frame_linear_matrices, rc_frame_structure
 
 __all__ = [
     "AlphaOS",
@@ -52,6 +57,13 @@ __all__ = [
     "NewmarkFixedIteration",
     "NewmarkState",
     "NumericalSubstructure",
+    "NativeSubstructure",
+    "OpenSeesSubstructure",
+    "ElementParameter",
+    "build_shear_building",
+    "build_rc_frame",
+    "rc_frame_linear_matrices",
+    "rc_frame_structure",
     "PartitionedStructure",
     "ShearBuilding",
     "StepOutputs",
