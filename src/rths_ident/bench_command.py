@@ -10,11 +10,37 @@ import json
 from pathlib import Path
 
 
+def machine() -> dict:
+    """What the figures were measured on: CPU model, cores, Python, JAX, jaxlib, OpenSeesPy."""
+    import os  # noqa: PLC0415
+    import platform  # noqa: PLC0415
+    from importlib import metadata  # noqa: PLC0415
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+
+    def version(name):
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            return "not installed"
+
+    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(), "jax": version("jax"),
+            "jaxlib": version("jaxlib"), "openseespy": version("openseespy")}
+
+
 def _bench(args: argparse.Namespace) -> int:
     from rths_ident.bench import hybrid_loop  # noqa: PLC0415
 
     quick = args.quick
-    results: dict = {}
+    results: dict = {"machine": machine()}
+    m = results["machine"]
+    print(f"machine: {m['cpu']}, {m['cores']} cores; Python {m['python']}, JAX {m['jax']}, jaxlib {m['jaxlib']}, "
+          f"OpenSeesPy {m['openseespy']}")
     which = set(args.only or ("engines", "batch", "components", "ukf", "opensees"))
     if "engines" in which:
         r = hybrid_loop.engines(duration=4.0 if quick else None, repeats=1 if quick else 2,
