@@ -26,6 +26,7 @@ from rths_ident.hybrid.actuator import (
     ActuatorLimitError,
     CarrionSpencerParams,
     ServoHydraulicActuator,
+    TransferSystemParams,
     actuator_init,
     actuator_run,
     closed_loop_transfer_function,
@@ -98,12 +99,13 @@ def command_record(n, amplitude=0.01, seed=0):
     return amplitude * u / 4.0
 
 
-_run = jax.jit(actuator_run, static_argnums=(1,))
+_run = jax.jit(actuator_run)
 
 
 def simulate(params, model, model_params, commands):
-    state = actuator_init(params, model, model_params)
-    _, out = _run(params, model, model_params, state, jnp.asarray(commands), DT)
+    system = TransferSystemParams(actuator=params, specimen=model_params, specimen_model=model)
+    state = actuator_init(system)
+    _, out = _run(system, state, jnp.asarray(commands), DT)
     return {k: np.asarray(v) for k, v in out.items()}
 
 
@@ -251,8 +253,9 @@ def test_hysteretic_element_runs_under_scan_grad_and_vmap():
 
     def final_x(kp):
         params = replace(p, proportional_gain=kp)  # tracers skip validation
-        state = actuator_init(params, Bilinear, sp)
-        _, out = actuator_run(params, Bilinear, sp, state, u, DT)
+        system = TransferSystemParams(actuator=params, specimen=sp, specimen_model=Bilinear)
+        state = actuator_init(system)
+        _, out = actuator_run(system, state, u, DT)
         return out["x_measured"][-1]
 
     final_x = jax.jit(final_x)
@@ -261,7 +264,8 @@ def test_hysteretic_element_runs_under_scan_grad_and_vmap():
     fd = (final_x(kp0 * (1 + 1e-6)) - final_x(kp0 * (1 - 1e-6))) / (2e-6 * kp0)
     assert np.isfinite(grad) and grad == pytest.approx(float(fd), rel=1e-4)
 
-    batched = jax.vmap(lambda c: actuator_run(p, Bilinear, sp, actuator_init(p, Bilinear, sp), c, DT)[1]
+    system = TransferSystemParams(actuator=p, specimen=sp, specimen_model=Bilinear)
+    batched = jax.vmap(lambda c: actuator_run(system, actuator_init(system), c, DT)[1]
                        ["x_measured"])(jnp.stack([u, 2 * u]))
     single = simulate(p, Bilinear, sp, np.asarray(2 * u))["x_measured"]
     np.testing.assert_allclose(np.asarray(batched[1]), single, rtol=1e-12, atol=1e-15)

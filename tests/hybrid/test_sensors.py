@@ -22,6 +22,7 @@ from rths_ident.hybrid.sensors import (
     THESIS_DISPLACEMENT_NOISE_POWER,
     THESIS_FORCE_NOISE_POWER,
     Sensor,
+    SensorInputs,
     SensorParams,
     quantize,
     sensor_init,
@@ -71,7 +72,7 @@ def test_noise_is_reproducible_and_scan_equals_steps():
     state = sensor_init(params, 3)
     stepped = []
     for y in truth:
-        state, m = sensor_step(params, state, y, DT)
+        state, m = sensor_step(params, state, SensorInputs(y), DT)
         stepped.append(float(m))
     np.testing.assert_allclose(stepped, a, rtol=0, atol=1e-12)
 
@@ -129,7 +130,7 @@ def test_bad_sensor_parameters(bad, name):
 def test_sensor_step_under_vmap_and_grad():
     params = SensorParams.thesis_displacement()
     keys = jax.random.split(jax.random.PRNGKey(0), 3)
-    _, out = jax.vmap(lambda k: sensor_step(params, sensor_init(params, k), 0.01, DT))(keys)
+    _, out = jax.vmap(lambda k: sensor_step(params, sensor_init(params, k), SensorInputs(0.01), DT))(keys)
     assert out.shape == (3,) and np.unique(np.asarray(out)).size == 3
-    g = jax.grad(lambda y: sensor_step(params, sensor_init(params, 0), y, DT)[1])(0.01)
+    g = jax.grad(lambda y: sensor_step(params, sensor_init(params, 0), SensorInputs(y), DT)[1])(0.01)
     assert float(g) == pytest.approx(1.0)

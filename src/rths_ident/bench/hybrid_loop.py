@@ -122,17 +122,20 @@ def components(n_steps: int = 8000, repeats: int = 3) -> dict:
     spec = fp["specimen"]
     _, force = jax.lax.scan(lambda s, xv: ModifiedLuGre.step(spec, s, xv[0], xv[1], dt), ModifiedLuGre.init(spec), (x, v))
     from rths_ident.estimators import lugre_identifier  # noqa: PLC0415
-    from rths_ident.hybrid.compensation import damb  # noqa: PLC0415
+    from rths_ident.hybrid.compensation import CompensatorInputs, damb  # noqa: PLC0415
 
+    transfer = act.TransferSystemParams(actuator=fp["actuator"], specimen=spec, specimen_model=ModifiedLuGre)
     cases = {
         "specimen (modified LuGre step)": lambda: jax.lax.scan(
             lambda s, xv: ModifiedLuGre.step(spec, s, xv[0], xv[1], dt), ModifiedLuGre.init(spec), (x, v)),
         "actuator + specimen (RK4)": lambda: jax.lax.scan(
-            lambda s, u: act.actuator_step(fp["actuator"], ModifiedLuGre, spec, s, u, dt), fs["actuator"], x),
+            lambda s, i: act.actuator_step(transfer, s, i, dt), fs["actuator"], act.ActuatorInputs(x)),
         "sensor channel": lambda: jax.lax.scan(
-            lambda s, u: sensors.sensor_step(fp["sensor_displacement"], s, u, dt), fs["sensor_displacement"], x),
+            lambda s, i: sensors.sensor_step(fp["sensor_displacement"], s, i, dt), fs["sensor_displacement"],
+            sensors.SensorInputs(x)),
         "dAMB compensation": lambda: jax.lax.scan(
-            lambda s, u: damb.step(damb.DAMBParams(), s, u, 0.99 * u, dt), damb.init(damb.DAMBParams()), x),
+            lambda s, i: damb.step(damb.DAMBParams(), s, i, dt), damb.init(damb.DAMBParams()),
+            CompensatorInputs(x, 0.99 * x)),
         "LuGre identifier (constrained RLS)": lambda: jax.lax.scan(
             lambda s, a: lugre_identifier.step(fp["identifier"], s, a[0], a[1], a[2], dt), fs["identifier"],
             (x, v, force)),

@@ -26,6 +26,25 @@ Units. Table 2.1 is in in–lb–s–mA; this module is in SI internally (m, N, 
 and converts the table once, with the named constants below (``INCH``, ``PSI``, ...).
 ``CarrionSpencerParams.table_2_1()`` (also the field defaults) is the table in SI.
 
+Shape (the project's component shape, docs/hybrid/components.md)::
+
+    params = TransferSystemParams(actuator=CarrionSpencerParams(...), specimen=Model.Params(...),
+                                  specimen_model=Model)
+    state = actuator_init(params)
+    state, outputs = actuator_step(params, state, ActuatorInputs(x_command), dt)
+
+(:func:`ideal_actuator_step` has the same shape). Where the specimen's model class
+lives, and why: the step needs the class (its static ``init``/``step``) *and* the
+specimen's numbers, and the class must stay static (Python, never traced). It is a
+*static field* of :class:`TransferSystemParams`, whose leaves are ``{actuator,
+specimen}``: the class goes into the pytree's metadata, so ``jax.jit`` of the plain
+module-level :func:`actuator_step` needs no ``static_argnums`` (a different class is a
+different tree structure, hence a recompile), ``vmap`` axis specs built by ``tree_map``
+keep it, and a batch of specimens is a batch of ``params.specimen`` leaves. The
+alternative — a factory binding the class into a closure — would give every model its
+own ``step`` function object, so that no module-level ``actuator_step`` of the common
+shape would exist and each caller would have to cache the closures to avoid recompiling.
+
 Time integration (choice documented in ``docs/hybrid/actuator.md``). Each call of
 :func:`actuator_step` advances one controller period ``dt`` (e.g. 1/4000 s) with the
 command ``u`` held (zero-order hold, as a digital controller outputs it). The period is
@@ -82,10 +101,13 @@ __all__ = [
     "LIMIT_VELOCITY",
     "LIMIT_FORCE",
     "CarrionSpencerParams",
+    "TransferSystemParams",
+    "ActuatorInputs",
     "ActuatorState",
     "ActuatorLimitError",
     "actuator_init",
     "actuator_step",
+    "ideal_actuator_step",
     "actuator_run",
     "raise_if_limit_exceeded",
     "limit_violation_message",
@@ -305,6 +327,41 @@ class CarrionSpencerParams:
         return float(4.0 * self.bulk_modulus * self.piston_area**2 / self.fluid_volume)
 
 
+@params_dataclass(static=("specimen_model",))
+class TransferSystemParams:
+    """The parameters :func:`actuator_step` sees: the actuator, the specimen it drives
+    and the specimen's model class (static: pytree metadata, never traced; module doc).
+
+    ``actuator``: :class:`CarrionSpencerParams`; ``specimen``: the model's Params
+    (leaves, e.g. batched for ``vmap``); ``specimen_model``: a class of
+    :mod:`rths_ident.models` (static ``init(params)`` and
+    ``step(params, state, x, v, dt) -> (state, force)``).
+    """
+
+    actuator: Any
+    specimen: Any
+    specimen_model: Any
+
+    def __post_init__(self):
+        if not isinstance(self.actuator, CarrionSpencerParams):
+            raise TypeError(f"TransferSystemParams.actuator must be CarrionSpencerParams; "
+                            f"got {type(self.actuator).__name__}")
+        if not (callable(getattr(self.specimen_model, "init", None))
+                and callable(getattr(self.specimen_model, "step", None))):
+            raise TypeError(f"TransferSystemParams.specimen_model must be a model class with static init and "
+                            f"step; got {self.specimen_model!r}")
+
+
+class ActuatorInputs(NamedTuple):
+    """One controller period of the transfer system. A record (for ``lax.scan``) is the
+    same NamedTuple with a leading time axis.
+
+    command: x_c, the displacement command held over the period [m].
+    """
+
+    command: jax.Array
+
+
 class ActuatorState(NamedTuple):
     """What evolves in the transfer system (SI units)."""
 
@@ -344,7 +401,7 @@ class ActuatorLimitError(RuntimeError):
 # --------------------------------------------------------------------------------------
 # Functional core
 # --------------------------------------------------------------------------------------
-def actuator_init(params: CarrionSpencerParams, specimen_model, specimen_params) -> ActuatorState:
+def actuator_init(params: TransferSystemParams) -> ActuatorState:
     """At rest, unloaded: x = ẋ = f_p = x_v = 0; the specimen in its initial state with
     zero restoring force (a virgin element)."""
     zero = jnp.zeros((), dtype=jnp.float64)
@@ -355,7 +412,7 @@ def actuator_init(params: CarrionSpencerParams, specimen_model, specimen_params)
         valve_opening=zero,
         error_integral=zero,
         restoring_force=zero,
-        specimen_state=specimen_model.init(specimen_params),
+        specimen_state=params.specimen_model.init(params.specimen),
         time=zero,
         limit_code=jnp.zeros((), dtype=jnp.int32),
         limit_time=jnp.full((), jnp.nan),
@@ -382,9 +439,8 @@ def _derivatives(params, command, y, restoring_force):
     return jnp.stack([v, dv, dfp, dxv, command - x])
 
 
-def actuator_step(params: CarrionSpencerParams, specimen_model, specimen_params, state: ActuatorState,
-                  x_command, dt):
-    """Advance one controller period ``dt`` [s] with the command ``x_command`` [m] held.
+def actuator_step(params: TransferSystemParams, state: ActuatorState, inputs: ActuatorInputs, dt):
+    """Advance one controller period ``dt`` [s] with the command ``inputs.command`` [m] held.
 
     Returns ``(state, outputs)``; ``outputs`` (values at the end of the step):
 
@@ -396,9 +452,11 @@ def actuator_step(params: CarrionSpencerParams, specimen_model, specimen_params,
     * ``time`` [s] — time at the end of the step,
     * ``limit_code`` (int32 bit mask, this step) and ``limit_exceeded`` (bool).
 
-    Pure and JAX-traceable; ``specimen_model`` is a static Python class.
+    Pure and JAX-traceable; ``params.specimen_model`` is a static Python class.
     """
-    command = jnp.asarray(x_command, dtype=jnp.float64)
+    specimen_model, specimen_params = params.specimen_model, params.specimen
+    params = params.actuator  # the actuator's numbers from here on
+    command = jnp.asarray(inputs.command, dtype=jnp.float64)
     dt = jnp.asarray(dt, dtype=jnp.float64)
     h = dt / params.substeps
 
@@ -464,14 +522,16 @@ def actuator_step(params: CarrionSpencerParams, specimen_model, specimen_params,
     return new_state, outputs
 
 
-def ideal_actuator_step(params: CarrionSpencerParams, specimen_model, specimen_params, state: ActuatorState,
-                        x_command, dt):
-    """A perfect transfer system: the specimen is at ``x_command`` at the end of the step
-    (velocity by backward difference, acceleration likewise). Same state and outputs as
-    :func:`actuator_step` (``params`` only supplies the limits), so a loop can swap the
-    two — e.g. to reproduce seed 001's virtual hybrid simulation, which has no actuator.
+def ideal_actuator_step(params: TransferSystemParams, state: ActuatorState, inputs: ActuatorInputs, dt):
+    """A perfect transfer system: the specimen is at ``inputs.command`` at the end of the
+    step (velocity by backward difference, acceleration likewise). Same shape, state and
+    outputs as :func:`actuator_step` (``params.actuator`` only supplies the limits), so a
+    loop can swap the two — e.g. to reproduce seed 001's virtual hybrid simulation, which
+    has no actuator.
     """
-    x = jnp.asarray(x_command, dtype=jnp.float64)
+    specimen_model, specimen_params = params.specimen_model, params.specimen
+    params = params.actuator  # the actuator's numbers from here on
+    x = jnp.asarray(inputs.command, dtype=jnp.float64)
     dt = jnp.asarray(dt, dtype=jnp.float64)
     v = (x - state.displacement) / dt
     accel = (v - state.velocity) / dt
@@ -495,14 +555,14 @@ def ideal_actuator_step(params: CarrionSpencerParams, specimen_model, specimen_p
     return new_state, outputs
 
 
-def actuator_run(params, specimen_model, specimen_params, state, x_commands, dt):
+def actuator_run(params: TransferSystemParams, state: ActuatorState, x_commands, dt):
     """``lax.scan`` of :func:`actuator_step` over a command record (one per period).
     Returns the final state and the outputs stacked along the first axis."""
 
-    def body(s, u):
-        return actuator_step(params, specimen_model, specimen_params, s, u, dt)
+    def body(s, inputs):
+        return actuator_step(params, s, inputs, dt)
 
-    return jax.lax.scan(body, state, jnp.asarray(x_commands, dtype=jnp.float64))
+    return jax.lax.scan(body, state, ActuatorInputs(jnp.asarray(x_commands, dtype=jnp.float64)))
 
 
 def raise_if_limit_exceeded(params: CarrionSpencerParams, outputs: dict, log: Any = None) -> None:
@@ -624,16 +684,18 @@ def phase_delay(params: CarrionSpencerParams, specimen_stiffness: float, frequen
 # --------------------------------------------------------------------------------------
 # Thin stateful wrapper
 # --------------------------------------------------------------------------------------
-_step_jit = jax.jit(actuator_step, static_argnums=(1,))
-_run_jit = jax.jit(actuator_run, static_argnums=(1,))
+_step_jit = jax.jit(actuator_step)
+_run_jit = jax.jit(actuator_run)
 
 
 class ServoHydraulicActuator:
     """Stateful wrapper: holds params, specimen and state; no maths of its own.
 
-    ``step(x_command, dt)`` and ``run(x_commands, dt)`` keep every output in
-    ``self.log`` (a list of dicts of NumPy arrays) *before* checking the limits; if a
-    limit was exceeded they raise :class:`ActuatorLimitError` with the log attached.
+    ``params`` is the actuator's :class:`CarrionSpencerParams`; ``system_params`` the
+    :class:`TransferSystemParams` the pure functions take. ``step(x_command, dt)`` and
+    ``run(x_commands, dt)`` keep every output in ``self.log`` (a list of dicts of NumPy
+    arrays) *before* checking the limits; if a limit was exceeded they raise
+    :class:`ActuatorLimitError` with the log attached.
     """
 
     def __init__(self, params: CarrionSpencerParams, specimen_model, specimen_params):
@@ -642,10 +704,12 @@ class ServoHydraulicActuator:
         self.params = params
         self.specimen_model = specimen_model
         self.specimen_params = specimen_params
+        self.system_params = TransferSystemParams(actuator=params, specimen=specimen_params,
+                                                  specimen_model=specimen_model)
         self.reset()
 
     def reset(self) -> None:
-        self.state = actuator_init(self.params, self.specimen_model, self.specimen_params)
+        self.state = actuator_init(self.system_params)
         self.log: list[dict] = []
 
     def _record_and_check(self, outputs) -> dict:
@@ -656,12 +720,10 @@ class ServoHydraulicActuator:
 
     def step(self, x_command: float, dt: float) -> dict:
         """One controller period; returns the outputs as NumPy scalars."""
-        self.state, outputs = _step_jit(self.params, self.specimen_model, self.specimen_params,
-                                        self.state, x_command, dt)
+        self.state, outputs = _step_jit(self.system_params, self.state, ActuatorInputs(x_command), dt)
         return self._record_and_check(outputs)
 
     def run(self, x_commands, dt: float) -> dict:
         """A whole command record (one jitted scan); returns stacked outputs."""
-        self.state, outputs = _run_jit(self.params, self.specimen_model, self.specimen_params,
-                                       self.state, np.asarray(x_commands, dtype=float), dt)
+        self.state, outputs = _run_jit(self.system_params, self.state, np.asarray(x_commands, dtype=float), dt)
         return self._record_and_check(outputs)

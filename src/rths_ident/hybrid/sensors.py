@@ -22,6 +22,9 @@ quantization (and saturation).
 
 Reproducibility: the state is a JAX PRNG key, split once per step; the same key gives
 the same noise, in ``lax.scan`` or step by step.
+
+Shape (docs/hybrid/components.md): ``sensor_init(params, key) -> state`` and
+``sensor_step(params, state, SensorInputs(true_value), dt) -> (state, measured)``.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ __all__ = [
     "THESIS_FORCE_NOISE_POWER",
     "SensorParams",
     "SensorState",
+    "SensorInputs",
     "sensor_init",
     "sensor_step",
     "sensor_run",
@@ -92,6 +96,16 @@ class SensorState(NamedTuple):
     key: jax.Array  # JAX PRNG key (uint32[2])
 
 
+class SensorInputs(NamedTuple):
+    """One sample of a channel (the project's component shape, docs/hybrid/components.md).
+
+    true_value: what the transducer sees [unit of the channel], a scalar or an array (an
+    array is measured in one draw: one independent noise sample per element).
+    """
+
+    true_value: jax.Array
+
+
 def sensor_init(params: SensorParams, key=123) -> SensorState:
     """``key``: an int seed (default 123, the repository's ``rng(123)``) or a JAX key."""
     if isinstance(key, (int, np.integer)):
@@ -111,13 +125,13 @@ def quantize(value, full_scale, bits: int):
     return code * lsb
 
 
-def sensor_step(params: SensorParams, state: SensorState, true_value, dt):
-    """Measure ``true_value`` (scalar or array) over a sample of ``dt`` [s].
+def sensor_step(params: SensorParams, state: SensorState, inputs: SensorInputs, dt):
+    """Measure ``inputs.true_value`` (scalar or array) over a sample of ``dt`` [s].
 
     Returns ``(state, measured)``: ``true + σ·N(0, 1)``, then quantized if enabled.
     """
     key, sub = jax.random.split(state.key)
-    true_value = jnp.asarray(true_value, dtype=jnp.float64)
+    true_value = jnp.asarray(inputs.true_value, dtype=jnp.float64)
     noise = noise_standard_deviation(params, dt) * jax.random.normal(sub, true_value.shape, jnp.float64)
     measured = true_value + noise
     if params.adc_bits > 0:  # static configuration, not a traced value
@@ -128,10 +142,10 @@ def sensor_step(params: SensorParams, state: SensorState, true_value, dt):
 def sensor_run(params: SensorParams, state: SensorState, true_values, dt):
     """``lax.scan`` of :func:`sensor_step` over the first axis of ``true_values``."""
 
-    def body(s, y):
-        return sensor_step(params, s, y, dt)
+    def body(s, inputs):
+        return sensor_step(params, s, inputs, dt)
 
-    return jax.lax.scan(body, state, jnp.asarray(true_values, dtype=jnp.float64))
+    return jax.lax.scan(body, state, SensorInputs(jnp.asarray(true_values, dtype=jnp.float64)))
 
 
 _run_jit = jax.jit(sensor_run)

@@ -22,6 +22,14 @@ band-limited noise), and with noisy sensors its displacement is that velocity in
 at the fast rate (the LVDT reading, with its white noise, drives the compensator: its
 spurious |Δx| travel biases hysteretic observers).
 
+Every component here has the project's one shape (docs/hybrid/components.md):
+``step(params, state, inputs, dt) -> (state, outputs)``, ``inputs`` a small NamedTuple
+per family — :class:`~rths_ident.hybrid.rate_transition.TransitionInputs` (``dt`` = the
+slow step Δt_n), :class:`~rths_ident.hybrid.compensation.CompensatorInputs`,
+:class:`~rths_ident.hybrid.actuator.ActuatorInputs` (params: a
+:class:`~rths_ident.hybrid.actuator.TransferSystemParams` with the specimen's model class
+as a static field), :class:`~rths_ident.hybrid.sensors.SensorInputs`.
+
 Strategies are passed as objects (:class:`Strategy`: a module of pure ``init``/``step``
 functions and its parameters); strings stay at the command line.
 
@@ -40,12 +48,15 @@ import numpy as np
 
 from rths_ident.hybrid import actuator as act
 from rths_ident.hybrid import sensors
+from rths_ident.hybrid.compensation.inputs import CompensatorInputs
 from rths_ident.hybrid.engine import canonical_state
+from rths_ident.hybrid.rate_transition.inputs import TransitionInputs
 from rths_ident.hybrid.site import SiteReading
 
 
 class Strategy(NamedTuple):
-    """A pluggable component: ``functions`` has the pure ``init(params)`` and ``step``;
+    """A pluggable component: ``functions`` has the pure ``init(params)`` and
+    ``step(params, state, inputs, dt)`` (e.g. a compensation or rate-transition module);
     ``params`` is its parameter container."""
 
     functions: Any
@@ -86,7 +97,7 @@ class FastSide(NamedTuple):
     transition: Strategy
     transition_predicts_ahead: bool  # True: the transition gets the previous target (DDMRT)
     compensation: Strategy | None
-    actuator_step: Callable  # act.actuator_step or act.ideal_actuator_step
+    actuator_step: Callable  # act.actuator_step or act.ideal_actuator_step (same shape)
     actuator: Any  # CarrionSpencerParams
     specimen_model: type  # hysteretic model class
     specimen: Any  # its Params
@@ -103,6 +114,12 @@ def read_channel(sensor_params, noisy_value):
     if sensor_params.adc_bits > 0:
         return sensors.quantize(noisy_value, sensor_params.adc_full_scale, sensor_params.adc_bits)
     return noisy_value
+
+
+def transfer_system_params(side: FastSide, actuator, specimen) -> act.TransferSystemParams:
+    """The actuator step's params: ``actuator`` and ``specimen`` (leaves, possibly traced
+    or batched) with the side's specimen model class (static)."""
+    return act.TransferSystemParams(actuator=actuator, specimen=specimen, specimen_model=side.specimen_model)
 
 
 def fast_params(side: FastSide) -> dict:
@@ -124,7 +141,7 @@ def initial_fast_state(side: FastSide, seed: int) -> dict:
     keys = jax.random.split(jax.random.PRNGKey(seed), 3)
     compensation = side.compensation
     return {
-        "actuator": act.actuator_init(side.actuator, side.specimen_model, side.specimen),
+        "actuator": act.actuator_init(transfer_system_params(side, side.actuator, side.specimen)),
         "compensation": compensation.functions.init(compensation.params) if compensation is not None else (),
         "transition": side.transition.functions.init(side.transition.params),
         "sensor_displacement": sensors.sensor_init(side.sensor_displacement, keys[0]),
@@ -144,30 +161,32 @@ def make_fast_chunk(side: FastSide) -> Callable:
     returned is the one measured at the end of the chunk (ZOH). The log has one entry
     per fast sample, and ``log["identifier"]`` the identifier's extra log of the step."""
     ratio, dt_fast = side.ratio, 1.0 / side.fast_rate
+    dt_slow = ratio / side.fast_rate  # Δt_n, the rate transition's step
     transition, compensation, identifier = side.transition.functions, side.compensation, side.identifier
     comp_functions = compensation.functions if compensation is not None else None
-    id_every, model, actuator_step = side.identifier_every, side.specimen_model, side.actuator_step
+    id_every, actuator_step = side.identifier_every, side.actuator_step
 
     def fast_chunk(fp, fs, target):
         target = jnp.reshape(target, (-1,))[0]
         newest = fs["previous_target"] if side.transition_predicts_ahead else target
-        tr_state, tr_out = transition.step(fp["transition"], fs["transition"], newest)
+        tr_state, tr_out = transition.step(fp["transition"], fs["transition"], TransitionInputs(newest), dt_slow)
         # sensor noise for the whole chunk in one draw per channel (same statistics as
         # one draw per sample; much cheaper inside the compiled loop)
-        zeros = jnp.zeros(ratio)
+        zeros = sensors.SensorInputs(jnp.zeros(ratio))
         sd, noise_x = sensors.sensor_step(fp["sensor_displacement"], fs["sensor_displacement"], zeros, dt_fast)
         sf, noise_f = sensors.sensor_step(fp["sensor_force"], fs["sensor_force"], zeros, dt_fast)
         sv, noise_v = sensors.sensor_step(fp["sensor_velocity"], fs["sensor_velocity"], zeros, dt_fast)
+        transfer_params = transfer_system_params(side, fp["actuator"], fp["specimen"])
 
         def fast_step(carry, inputs):
             x_target, nx, nf, nv, tick = inputs
             if comp_functions is not None:
                 comp_state, x_command = comp_functions.step(
-                    fp["compensation"], carry["compensation"], x_target, carry["measured_displacement"], dt_fast)
+                    fp["compensation"], carry["compensation"],
+                    CompensatorInputs(x_target, carry["measured_displacement"]), dt_fast)
             else:
                 comp_state, x_command = (), x_target
-            act_state, out = actuator_step(fp["actuator"], model, fp["specimen"], carry["actuator"], x_command,
-                                           dt_fast)
+            act_state, out = actuator_step(transfer_params, carry["actuator"], act.ActuatorInputs(x_command), dt_fast)
             x_m = read_channel(fp["sensor_displacement"], out["x_measured"] + nx)
             f_m = read_channel(fp["sensor_force"], out["restoring_force"] + nf)
             v_m = read_channel(fp["sensor_velocity"], out["v"] + nv)

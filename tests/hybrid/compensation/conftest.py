@@ -7,6 +7,7 @@ import pytest
 import scipy.signal
 
 import rths_ident  # noqa: F401  (float64)
+from rths_ident.hybrid.compensation import CompensatorInputs
 
 FAST_DT = 1.0 / 4000.0
 
@@ -27,7 +28,7 @@ def run_with_state_space_plant(module, params, x_target, plant, dt):
     def body(carry, target):
         comp_state, plant_state = carry
         measured = Cd @ plant_state
-        comp_state, command = module.step(params, comp_state, target, measured, dt)
+        comp_state, command = module.step(params, comp_state, CompensatorInputs(target, measured), dt)
         return (comp_state, Ad @ plant_state + Bd * command), (measured, command)
 
     @jax.jit
@@ -44,7 +45,7 @@ def run_with_pure_delay(module, params, x_target, delay_samples, dt):
     def body(carry, target):
         comp_state, line = carry  # line[0] = x_c[i−1], ..., line[-1] = x_c[i−delay]
         measured = line[-1]
-        comp_state, command = module.step(params, comp_state, target, measured, dt)
+        comp_state, command = module.step(params, comp_state, CompensatorInputs(target, measured), dt)
         return (comp_state, jnp.concatenate([command[None], line[:-1]])), (measured, command)
 
     @jax.jit

@@ -5,7 +5,7 @@ import pytest
 
 import rths_ident  # noqa: F401
 from rths_ident._params import ParameterError, replace
-from rths_ident.hybrid.compensation import amb, polynomial
+from rths_ident.hybrid.compensation import CompensatorInputs, amb, polynomial
 from rths_ident.hybrid.compensation.amb import AMB, AMBParams, adaptation_increment
 
 DT = 1.0 / 4000.0
@@ -57,7 +57,8 @@ def test_vmap_over_gains_and_wrapper_agree():
     def final_coefficients(gains):
         params = replace(AMBParams(), adaptation_gains=gains)
         state, _ = jax.lax.scan(
-            lambda s, xs: amb.step(params, s, xs[0], xs[1], DT), amb.init(AMBParams()), (target, measured)
+            lambda s, inputs: amb.step(params, s, inputs, DT), amb.init(AMBParams()),
+            CompensatorInputs(target, measured),
         )
         return state.coefficients
 

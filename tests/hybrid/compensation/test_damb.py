@@ -3,7 +3,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import rths_ident  # noqa: F401
-from rths_ident.hybrid.compensation import damb, polynomial
+from rths_ident.hybrid.compensation import CompensatorInputs, damb, polynomial
 from rths_ident.hybrid.compensation.damb import DAMB, DAMBParams, rls_update
 from rths_ident.hybrid.compensation.finite_difference import fir_from_plant_coefficients
 
@@ -45,7 +45,7 @@ def test_fir_converges_to_the_inverse_of_an_all_pole_plant():
 
     def body(carry, x_t):
         state, history = carry
-        state, command = damb.step(params, state, x_t, history[0], DT)
+        state, command = damb.step(params, state, CompensatorInputs(x_t, history[0]), DT)
         next_measured = (command - true_fir[1:] @ history) / true_fir[0]
         return (state, jnp.concatenate([next_measured[None], history[:-1]])), state.fir
 
@@ -79,7 +79,7 @@ def test_wrapper_matches_the_pure_step():
     commands = [wrapper.command(x_t, x_m, DT) for x_t, x_m in zip(targets, measured)]
     params = DAMBParams()
     state, expected = jax.lax.scan(
-        lambda s, xs: damb.step(params, s, xs[0], xs[1], DT), damb.init(params), (targets, measured)
+        lambda s, inputs: damb.step(params, s, inputs, DT), damb.init(params), CompensatorInputs(targets, measured)
     )
     np.testing.assert_allclose(commands, expected, rtol=1e-12)
     np.testing.assert_allclose(wrapper.fir, state.fir, rtol=1e-12)

@@ -5,7 +5,7 @@ import pytest
 
 import rths_ident  # noqa: F401
 from rths_ident._params import ParameterError
-from rths_ident.hybrid.compensation import polynomial
+from rths_ident.hybrid.compensation import CompensatorInputs, polynomial
 from rths_ident.hybrid.compensation.polynomial import (
     PolynomialExtrapolation,
     PolynomialExtrapolationParams,
@@ -79,7 +79,7 @@ def test_differentiable_and_vmappable_in_the_delay():
     def final_command(delay):
         params = PolynomialExtrapolationParams(delay=delay)
         _, commands = jax.lax.scan(
-            lambda s, x: polynomial.step(params, s, x, 0.0, DT), polynomial.init(params), target
+            lambda s, x: polynomial.step(params, s, CompensatorInputs(x, 0.0), DT), polynomial.init(params), target
         )
         return commands[-1]
 

@@ -19,7 +19,7 @@ import scipy.signal
 
 import rths_ident  # noqa: F401
 from rths_ident._params import ParameterError
-from rths_ident.hybrid.rate_transition import ddmrt
+from rths_ident.hybrid.rate_transition import TransitionInputs, ddmrt
 from rths_ident.hybrid.rate_transition.ddmrt import DDMRT, DDMRTParams, REPOSITORY_W80
 from rths_ident.hybrid.rate_transition.wiener import wiener_coefficients
 
@@ -130,7 +130,7 @@ def test_wrapper_matches_run_and_ltv_starts_from_lti():
     _, fast, _ = ddmrt.run(fixed, slow)
     wrapper = DDMRT(fixed)
     for k, u in enumerate(slow):
-        wrapper.on_slow_sample(u)
+        wrapper.on_slow_sample(u, SLOW_DT)
         np.testing.assert_allclose(wrapper.fast_samples(), np.asarray(fast)[8 * k : 8 * k + 8], rtol=0, atol=1e-14)
     # with μ = 0 the LTV filter is the LTI one
     _, fast_ltv, _ = ddmrt.run(DDMRTParams(ratio=8, adaptive=True, learning_rate=0.0), slow)
@@ -155,7 +155,7 @@ def test_ddmrt_feeds_the_compensators_in_a_nested_scan(ground_accel):
     import jax
     import jax.numpy as jnp
 
-    from rths_ident.hybrid.compensation import amb, damb, polynomial
+    from rths_ident.hybrid.compensation import CompensatorInputs, amb, damb, polynomial
 
     ratio, fast_dt = 80, SLOW_DT / 80
     ideal = sdof_fast_response(ground_accel, 6.3, 0.05, ratio)
@@ -168,12 +168,12 @@ def test_ddmrt_feeds_the_compensators_in_a_nested_scan(ground_accel):
     def run(module, params):
         def slow_step(carry, u):
             transition_state, compensator_state, plant_state = carry
-            transition_state, out = ddmrt.step(transition, transition_state, u)
+            transition_state, out = ddmrt.step(transition, transition_state, TransitionInputs(u), SLOW_DT)
 
             def fast_step(fast_carry, x_target):
                 comp, plant = fast_carry
                 x_measured = plant_c @ plant
-                comp, x_command = module.step(params, comp, x_target, x_measured, fast_dt)
+                comp, x_command = module.step(params, comp, CompensatorInputs(x_target, x_measured), fast_dt)
                 return (comp, plant_a @ plant + plant_b * x_command), x_measured
 
             (compensator_state, plant_state), x_measured = jax.lax.scan(

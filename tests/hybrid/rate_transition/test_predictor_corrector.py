@@ -5,6 +5,7 @@ import pytest
 
 import rths_ident  # noqa: F401
 from rths_ident._params import ParameterError
+from rths_ident.hybrid.rate_transition import TransitionInputs
 from rths_ident.hybrid.rate_transition import predictor_corrector as pc
 from rths_ident.hybrid.rate_transition.predictor_corrector import (
     PredictorCorrector,
@@ -12,6 +13,8 @@ from rths_ident.hybrid.rate_transition.predictor_corrector import (
     correct_d2,
     predict_p2,
 )
+
+SLOW_DT = 0.02  # Δt_n [s]; the step takes it for the common shape and does not use it
 
 
 def _expected_times(ratio, arrival, threshold=0.6, factor=0.5):
@@ -34,7 +37,7 @@ def test_quadratic_targets_followed_exactly(arrival):
     quadratic = lambda s: 0.01 + 0.02 * s - 0.003 * s**2  # noqa: E731  (s in slow steps)
     transition = PredictorCorrector(ratio=ratio, arrival_tick=arrival)
     for n in range(6):
-        transition.on_slow_sample(quadratic(n))
+        transition.on_slow_sample(quadratic(n), SLOW_DT)
     # the last call delivered u_5: the commands move from u_4 to u_5
     expected = quadratic(4 + _expected_times(ratio, arrival))
     np.testing.assert_allclose(transition.fast_samples(), expected, rtol=0, atol=1e-14)
@@ -46,7 +49,7 @@ def test_continuity_at_the_switch_and_end_on_target():
     sig1, sig2, sig3, new = rng.standard_normal(4)
     params = PredictorCorrectorParams(ratio=40, arrival_tick=15)
     state = pc.PredictorCorrectorState(targets=jnp.array([sig1, sig2, sig3]))
-    state, out = jax.jit(pc.step)(params, state, new)
+    state, out = jax.jit(pc.step)(params, state, TransitionInputs(new), SLOW_DT)
     xi = float(out.switch_point)
     assert abs(xi - 14 / 40) < 1e-15
     assert float(predict_p2(sig1, sig2, sig3, 0.0)) == pytest.approx(sig1, abs=1e-15)
@@ -61,10 +64,11 @@ def test_continuity_at_the_switch_and_end_on_target():
 def test_runs_in_scan_like_the_wrapper():
     params = PredictorCorrectorParams(ratio=20, arrival_tick=5)
     slow = jnp.sin(0.4 * jnp.arange(25))
-    _, out = jax.lax.scan(lambda s, u: pc.step(params, s, u), pc.init(params), slow)
+    _, out = jax.lax.scan(lambda s, inputs: pc.step(params, s, inputs, SLOW_DT), pc.init(params),
+                          TransitionInputs(slow))
     wrapper = PredictorCorrector(params)
     for k, u in enumerate(np.asarray(slow)):
-        wrapper.on_slow_sample(u)
+        wrapper.on_slow_sample(u, SLOW_DT)
         np.testing.assert_allclose(wrapper.fast_samples(), out.samples[k], rtol=0, atol=1e-15)
 
 

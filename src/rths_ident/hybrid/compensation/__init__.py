@@ -1,8 +1,10 @@
 """Delay/dynamics compensation at the fast rate (seed 000 §2.4).
 
 Every compensator is a pure pair ``init(params) -> state`` and
-``step(params, state, x_target, x_measured, dt) -> (state, x_command)`` (all in m and s),
-usable inside ``jax.lax.scan``, plus a thin stateful wrapper:
+``step(params, state, inputs, dt) -> (state, x_command)`` with
+``inputs = CompensatorInputs(target, measured)`` (x_t and the newest x_m; all in m and
+s; docs/hybrid/components.md), usable inside ``jax.lax.scan``, plus a thin stateful
+wrapper (``.command(x_t, x_m, dt)``):
 
 * :mod:`.polynomial` — polynomial extrapolation by the delay τ (Eqs. 2.27–2.31);
 * :mod:`.amb` — adaptive model-based compensation, continuous normalised gradient (Eqs. 2.32–2.34);
@@ -14,6 +16,7 @@ Shared pieces: :mod:`.lowpass` (Butterworth IIR filter), :mod:`.finite_differenc
 from rths_ident.hybrid.compensation import amb, damb, finite_difference, lowpass, polynomial
 from rths_ident.hybrid.compensation.amb import AMB, AMBParams, AMBState
 from rths_ident.hybrid.compensation.damb import DAMB, DAMBParams, DAMBState
+from rths_ident.hybrid.compensation.inputs import CompensatorInputs
 from rths_ident.hybrid.compensation.polynomial import (
     PolynomialExtrapolation,
     PolynomialExtrapolationParams,
@@ -24,6 +27,7 @@ __all__ = [
     "AMB",
     "AMBParams",
     "AMBState",
+    "CompensatorInputs",
     "DAMB",
     "DAMBParams",
     "DAMBState",

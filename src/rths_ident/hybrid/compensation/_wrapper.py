@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import jax
 
+from rths_ident.hybrid.compensation.inputs import CompensatorInputs
+
 
 class CompensatorWrapper:
     """Holds ``params`` and ``state``; ``command`` calls the module's jitted ``step``.
@@ -32,5 +34,6 @@ class CompensatorWrapper:
 
     def command(self, x_target: float, x_measured: float, dt: float) -> float:
         """One fast sample: target x_t [m], latest measurement x_m [m], Δt [s] → x_c [m]."""
-        self.state, x_command = type(self)._step_jit(self.params, self.state, x_target, x_measured, dt)
+        inputs = CompensatorInputs(x_target, x_measured)
+        self.state, x_command = type(self)._step_jit(self.params, self.state, inputs, dt)
         return float(x_command)

@@ -50,6 +50,7 @@ from rths_ident._params import array_field, check_shape, field_range, params_dat
 from rths_ident.hybrid.compensation import lowpass
 from rths_ident.hybrid.compensation._wrapper import CompensatorWrapper
 from rths_ident.hybrid.compensation.finite_difference import derivatives, push
+from rths_ident.hybrid.compensation.inputs import CompensatorInputs
 
 SEED_000_GAINS = 10.0 ** np.array([6.03, 4.23, 1.48, -1.10])
 SEED_000_INITIAL_COEFFICIENTS = np.array([1.0, 1.9e-2, 1e-4, 0.0])
@@ -125,9 +126,10 @@ def adaptation_increment(gains, coefficients, regressor, command, dt):
     return gains * regressor * error / normaliser * dt * _phi1(rate * dt)
 
 
-def step(params: AMBParams, state: AMBState, x_target, x_measured, dt):
-    """One fast sample. x_target: target x_t [m]; x_measured: newest measurement x_m [m]
-    (response to the previous command); dt: fast step Δt [s]. Returns (state, x_c [m])."""
+def step(params: AMBParams, state: AMBState, inputs: CompensatorInputs, dt):
+    """One fast sample. inputs: target x_t [m] and newest measurement x_m [m] (response
+    to the previous command); dt: fast step Δt [s]. Returns (state, x_c [m])."""
+    x_target, x_measured = inputs.target, inputs.measured
     scale = params.signal_scale
     measured_filter, measured_f = lowpass.step(state.measured_filter, scale * x_measured)
     command_filter, command_f = lowpass.step(state.command_filter, scale * state.previous_command)

@@ -36,6 +36,7 @@ from rths_ident._params import array_field, check_shape, field_range, params_dat
 from rths_ident.hybrid.compensation import lowpass
 from rths_ident.hybrid.compensation._wrapper import CompensatorWrapper
 from rths_ident.hybrid.compensation.finite_difference import fir_from_plant_coefficients, push
+from rths_ident.hybrid.compensation.inputs import CompensatorInputs
 
 REPOSITORY_INITIAL_PLANT = np.array([1.0, 0.02, 8e-5, 2e-7])
 
@@ -108,11 +109,12 @@ def rls_update(fir, covariance, regressor, target, forgetting_factor):
     return fir, 0.5 * (covariance + covariance.T)
 
 
-def step(params: DAMBParams, state: DAMBState, x_target, x_measured, dt):
-    """One fast sample. x_target: x_t [m]; x_measured: newest x_m [m] (response to the
+def step(params: DAMBParams, state: DAMBState, inputs: CompensatorInputs, dt):
+    """One fast sample. inputs: target x_t [m] and newest x_m [m] (response to the
     previous command); dt: fast step [s] (unused by the FIR itself, kept for the common
-    signature). Returns (state, x_c [m])."""
+    shape). Returns (state, x_c [m])."""
     del dt
+    x_target, x_measured = inputs.target, inputs.measured
     measured_filter, measured_f = lowpass.step(state.measured_filter, x_measured)
     command_filter, command_f = lowpass.step(state.command_filter, state.previous_command)
     measured_taps = push(state.measured_taps, measured_f)

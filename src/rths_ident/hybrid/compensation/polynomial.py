@@ -25,7 +25,8 @@ A quadratic target is extrapolated exactly; for a cubic one the central velocity
 by Δt² x⃛/6, so x' is off by h Δt² x⃛/6.
 
 Units: displacements in m, Δt and τ in s. The measured displacement is not used (pure
-feedforward); it is accepted so every compensator has the same ``step`` signature.
+feedforward); it is part of :class:`CompensatorInputs` so every compensator has the same
+``step(params, state, inputs, dt)``.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ import jax.numpy as jnp
 from rths_ident._params import field_range, params_dataclass
 from rths_ident.hybrid.compensation._wrapper import CompensatorWrapper
 from rths_ident.hybrid.compensation.finite_difference import push
+from rths_ident.hybrid.compensation.inputs import CompensatorInputs
 
 
 @params_dataclass(static=("include_jerk",))
@@ -78,9 +80,11 @@ def extrapolate(taps, delay, dt, include_jerk: bool = True):
     return prediction
 
 
-def step(params: PolynomialExtrapolationParams, state: PolynomialExtrapolationState, x_target, x_measured, dt):
-    """One fast sample: push x_target [m], return the command x_c = x'(t_i + τ) [m]."""
-    taps = push(state.target_taps, x_target)
+def step(params: PolynomialExtrapolationParams, state: PolynomialExtrapolationState, inputs: CompensatorInputs,
+         dt):
+    """One fast sample: push the target x_t [m] (``inputs.measured`` is not used), return
+    the command x_c = x'(t_i + τ) [m]."""
+    taps = push(state.target_taps, inputs.target)
     x_command = extrapolate(taps, params.delay, dt, params.include_jerk)
     return PolynomialExtrapolationState(target_taps=taps), x_command
 

@@ -2,9 +2,11 @@
 (seed 000 §3.2).
 
 Each method is a pure pair ``init(params) -> state`` and
-``step(params, state, u_new) -> (state, output)`` called once per slow step; ``output``
-carries the ``ratio`` fast samples (``output.samples``). Thin wrappers offer
-``on_slow_sample(u_n)`` and ``fast_samples()``.
+``step(params, state, inputs, dt) -> (state, output)`` called once per slow step, with
+``inputs = TransitionInputs(slow_target)`` (u_n [m]) and ``dt`` the slow step Δt_n [s]
+(present for the common shape, docs/hybrid/components.md; neither method uses it);
+``output`` carries the ``ratio`` fast samples (``output.samples``). Thin wrappers offer
+``on_slow_sample(u_n, dt)`` and ``fast_samples()``.
 
 * :mod:`.predictor_corrector` — OpenFresco-style 2nd-order Lagrange predictor–corrector
   with the 0.6·Δt slow-down rule;
@@ -17,6 +19,7 @@ carries the ``ratio`` fast samples (``output.samples``). Thin wrappers offer
 
 from rths_ident.hybrid.rate_transition import ddmrt, monomial, predictor_corrector, wiener, zoh
 from rths_ident.hybrid.rate_transition.ddmrt import DDMRT, DDMRTOutput, DDMRTParams, DDMRTState
+from rths_ident.hybrid.rate_transition.inputs import TransitionInputs
 from rths_ident.hybrid.rate_transition.predictor_corrector import (
     PredictorCorrector,
     PredictorCorrectorOutput,
@@ -35,6 +38,7 @@ __all__ = [
     "PredictorCorrectorOutput",
     "PredictorCorrectorParams",
     "PredictorCorrectorState",
+    "TransitionInputs",
     "ddmrt",
     "lms_step_size_bound",
     "monomial",

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from rths_ident.hybrid.rate_transition.inputs import TransitionInputs
+
 
 class RateTransitionWrapper:
-    """Holds ``params`` and ``state``: ``on_slow_sample(u_n)`` then ``fast_samples()``
+    """Holds ``params`` and ``state``: ``on_slow_sample(u_n, dt)`` then ``fast_samples()``
     → array[ratio]. Subclasses set ``Params``, ``_init`` and ``_step_jit`` (the module's
     pure ``init`` and jitted ``step``)."""
 
@@ -25,9 +27,9 @@ class RateTransitionWrapper:
         self.state = type(self)._init(self.params)
         self._last = None
 
-    def on_slow_sample(self, u_new: float) -> None:
-        """Receive the slow-rate target u_n [m]."""
-        self.state, self._last = type(self)._step_jit(self.params, self.state, u_new)
+    def on_slow_sample(self, u_new: float, dt: float) -> None:
+        """Receive the slow-rate target u_n [m]; ``dt`` is the slow step Δt_n [s]."""
+        self.state, self._last = type(self)._step_jit(self.params, self.state, TransitionInputs(u_new), dt)
 
     def fast_samples(self) -> np.ndarray:
         """The ``ratio`` fast targets of the coming slow step [m]."""

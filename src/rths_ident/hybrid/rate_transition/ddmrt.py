@@ -34,6 +34,7 @@ import numpy as np
 
 from rths_ident._params import ParameterError, array_field, field_range, params_dataclass
 from rths_ident.hybrid.rate_transition._wrapper import RateTransitionWrapper
+from rths_ident.hybrid.rate_transition.inputs import TransitionInputs
 from rths_ident.hybrid.rate_transition.monomial import interpolation_matrix
 
 REPOSITORY_W80 = np.array(
@@ -100,8 +101,12 @@ def leaky_lms_update(weights, error, regressor, learning_rate, leakage):
     return (1.0 - learning_rate * leakage) * weights + learning_rate * error * regressor
 
 
-def step(params: DDMRTParams, state: DDMRTState, u_new) -> tuple[DDMRTState, DDMRTOutput]:
-    """Receive slow sample u_n [m]; return the state and the ``ratio`` fast samples."""
+def step(params: DDMRTParams, state: DDMRTState, inputs: TransitionInputs, dt) -> tuple[DDMRTState, DDMRTOutput]:
+    """Receive slow sample u_n = ``inputs.slow_target`` [m]; return the state and the
+    ``ratio`` fast samples. ``dt``: the slow step Δt_n [s] (unused: the predictor works in
+    samples; kept for the common shape)."""
+    del dt
+    u_new = inputs.slow_target
     error = u_new - state.prediction
     weights = state.weights
     if params.adaptive:
@@ -117,22 +122,23 @@ def step(params: DDMRTParams, state: DDMRTState, u_new) -> tuple[DDMRTState, DDM
 _step_jit = jax.jit(step)
 
 
-def run(params: DDMRTParams, slow_signal, state: DDMRTState | None = None):
+def run(params: DDMRTParams, slow_signal, state: DDMRTState | None = None, dt=None):
     """Whole slow record in one ``lax.scan``: returns (state, fast signal of
     len(slow_signal)·ratio samples, predictions). Fast sample k·ratio + j (j = 0 … ratio−1)
-    is the target for t_k + (j+1)·Δt_e."""
+    is the target for t_k + (j+1)·Δt_e. ``dt``: the slow step Δt_n [s], passed to
+    :func:`step` (which does not use it)."""
     state = init(params) if state is None else state
-    state, out = _run_jit(params, state, jnp.asarray(slow_signal, dtype=jnp.float64))
+    state, out = _run_jit(params, state, TransitionInputs(jnp.asarray(slow_signal, dtype=jnp.float64)), dt)
     return state, jnp.reshape(out.samples, (-1,)), out.prediction
 
 
 @jax.jit
-def _run_jit(params, state, slow_signal):
-    return jax.lax.scan(lambda s, u: step(params, s, u), state, slow_signal)
+def _run_jit(params, state, inputs, dt):
+    return jax.lax.scan(lambda s, i: step(params, s, i, dt), state, inputs)
 
 
 class DDMRT(RateTransitionWrapper):
-    """Stateful wrapper: ``on_slow_sample(u_n)`` then ``fast_samples()`` → array[ratio]."""
+    """Stateful wrapper: ``on_slow_sample(u_n, dt)`` then ``fast_samples()`` → array[ratio]."""
 
     Params = DDMRTParams
     _init = staticmethod(init)

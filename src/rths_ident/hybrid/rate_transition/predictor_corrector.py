@@ -43,6 +43,7 @@ import numpy as np
 
 from rths_ident._params import ParameterError, field_range, params_dataclass
 from rths_ident.hybrid.rate_transition._wrapper import RateTransitionWrapper
+from rths_ident.hybrid.rate_transition.inputs import TransitionInputs
 
 
 @params_dataclass(static=("ratio", "arrival_tick"))
@@ -105,12 +106,16 @@ def correct_d2(sig1, sig_xi, sig3, xi, x):
     )
 
 
-def step(params: PredictorCorrectorParams, state: PredictorCorrectorState, u_new):
-    """Receive the new NS target u_new [m]; return the state and the ``ratio`` commands.
+def step(params: PredictorCorrectorParams, state: PredictorCorrectorState, inputs: TransitionInputs, dt):
+    """Receive the new NS target u_new = ``inputs.slow_target`` [m]; return the state and
+    the ``ratio`` commands. ``dt``: the slow step Δt_n [s] (unused: the map is in
+    normalised time; kept for the common shape).
 
     Ticks 1 … arrival_tick−1 predict; the target is used from tick arrival_tick on. The
     ``slowdown_threshold``, ``slowdown_factor`` fields may be traced; ``ratio`` and
     ``arrival_tick`` are static."""
+    del dt
+    u_new = inputs.slow_target
     sig1, sig2, sig3 = state.targets[0], state.targets[1], state.targets[2]
     ratio, arrival = params.ratio, params.arrival_tick
     threshold_tick = jnp.floor(params.slowdown_threshold * ratio + 1e-9)
@@ -141,7 +146,7 @@ _step_jit = jax.jit(step)
 
 
 class PredictorCorrector(RateTransitionWrapper):
-    """Stateful wrapper: ``on_slow_sample(u_n)`` then ``fast_samples()`` → array[ratio];
+    """Stateful wrapper: ``on_slow_sample(u_n, dt)`` then ``fast_samples()`` → array[ratio];
     ``slowed_down`` is the flag of the last step."""
 
     Params = PredictorCorrectorParams

@@ -1,0 +1,19 @@
+"""The rate transitions' inputs: one slow step (the project's component shape,
+``step(params, state, inputs, dt) -> (state, outputs)``; docs/hybrid/components.md)."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+
+
+class TransitionInputs(NamedTuple):
+    """One slow step of a rate transition. A record (for ``lax.scan``) is the same
+    NamedTuple with a leading time axis.
+
+    slow_target: u_n, the interface target received from the numerical substructure at
+    the slow rate [m].
+    """
+
+    slow_target: jax.Array
