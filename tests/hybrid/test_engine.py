@@ -22,7 +22,7 @@ from rths_ident.hybrid.engine import (
     run_stepwise,
 )
 from rths_ident.hybrid.site import Site, SiteReading
-from rths_ident.hybrid.virtual_site import Estimate
+from rths_ident.estimators.online_identifier import Estimate
 from rths_ident.structures.numerical_substructure import NumericalSubstructure
 
 M, C, K1, K2, DT, RATIO = 2.0, 0.3, 50.0, 30.0, 0.01, 8

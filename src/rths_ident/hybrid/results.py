@@ -59,7 +59,7 @@ def variant_metrics(test: HybridTest, logs: dict, reference_response, reference_
         "actuator_limit_code": int(np.max(logs["fast"]["limit"])),
         "missed_deadlines": 0,  # not paced: the loop runs as fast as it can
     }
-    if test.fast_side.identifier.has_covariance:
+    if names:  # every online identifier reports its relative std (estimators.online_identifier)
         out["param_std_percent"] = dict(zip(names, map(float, 100 * np.asarray(logs["update"]["relative_std"])[-1])))
     out.update(test.extra_metrics(logs))
     return out

@@ -46,6 +46,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from rths_ident.estimators.online_identifier import Estimate, IdentifierInputs, OnlineIdentifier
 from rths_ident.hybrid import actuator as act
 from rths_ident.hybrid import sensors
 from rths_ident.hybrid.compensation.inputs import CompensatorInputs
@@ -63,30 +64,17 @@ class Strategy(NamedTuple):
     params: Any
 
 
-class Identifier(NamedTuple):
-    """An online identifier as the fast side sees it (static functions + its numbers).
-
-    ``step(params, state, x, v, measured_force, dt) -> state``;
-    ``estimate(params, state) -> (θ̂ (p,), relative std (p,), converged)``;
-    ``extra_log(params, state) -> dict`` (logged every slow step, may be empty).
-    """
-
-    name: str
-    params: Any
-    initial_state: Any
-    step: Callable
-    estimate: Callable
-    extra_log: Callable = lambda params, state: {}
-    has_covariance: bool = False
+def null_identifier() -> OnlineIdentifier:
+    """No online identifier (a test whose NS shares no model with the specimen): θ̂ is
+    empty and never converges."""
+    empty = jnp.zeros(0)
+    return OnlineIdentifier("none", (), lambda params: (), lambda params, state, inputs, dt: (state, ()),
+                            lambda params, state: Estimate(empty, empty, jnp.asarray(False)), (), ())
 
 
-class Estimate(NamedTuple):
-    """An identifier's estimate: θ̂ (p,), its relative standard deviation (p,) and
-    whether the identifier considers itself converged."""
-
-    theta: Any
-    relative_std: Any
-    converged: Any
+def no_identifier_log(params, state) -> dict:
+    """The default of :attr:`FastSide.identifier_log`: nothing extra to log."""
+    return {}
 
 
 class FastSide(NamedTuple):
@@ -104,9 +92,11 @@ class FastSide(NamedTuple):
     sensor_displacement: Any  # SensorParams
     sensor_force: Any
     sensor_velocity: Any
-    identifier: Identifier
+    identifier: OnlineIdentifier  # estimators.online_identifier protocol
     identifier_every: int  # fast samples per identifier update
     sensor_noise: bool  # False: ideal sensors (the identifier then reads the LVDT itself)
+    # (identifier params, state) -> dict logged once per slow step (e.g. an identified state)
+    identifier_log: Callable = no_identifier_log
 
 
 def read_channel(sensor_params, noisy_value):
@@ -147,7 +137,7 @@ def initial_fast_state(side: FastSide, seed: int) -> dict:
         "sensor_displacement": sensors.sensor_init(side.sensor_displacement, keys[0]),
         "sensor_force": sensors.sensor_init(side.sensor_force, keys[1]),
         "sensor_velocity": sensors.sensor_init(side.sensor_velocity, keys[2]),
-        "identifier": side.identifier.initial_state,
+        "identifier": side.identifier.init(side.identifier.params),
         "measured_displacement": jnp.zeros(()),
         "identifier_displacement": jnp.zeros(()),
         "identifier_velocity": jnp.zeros(()),
@@ -197,11 +187,13 @@ def make_fast_chunk(side: FastSide) -> Callable:
             else:
                 x_id = x_m
             if id_every == 1:
-                id_state = identifier.step(fp["identifier"], carry["identifier"], x_id, v_m, f_m, dt_fast)
+                id_state = identifier.step(fp["identifier"], carry["identifier"], IdentifierInputs(x_id, v_m, f_m),
+                                           dt_fast)[0]
             else:  # the identifier samples every id_every-th fast step (one branch runs)
                 id_state = jax.lax.cond(
                     tick % id_every == id_every - 1,
-                    lambda s: identifier.step(fp["identifier"], s, x_id, v_m, f_m, dt_fast * id_every),
+                    lambda s: identifier.step(fp["identifier"], s, IdentifierInputs(x_id, v_m, f_m),
+                                              dt_fast * id_every)[0],
                     lambda s: s, carry["identifier"])
             new = dict(carry, compensation=comp_state, actuator=act_state, identifier=id_state,
                        measured_displacement=x_m, identifier_displacement=x_id, identifier_velocity=v_m)
@@ -212,19 +204,18 @@ def make_fast_chunk(side: FastSide) -> Callable:
         carry = dict(fs, transition=tr_state, previous_target=jnp.asarray(target, jnp.float64),
                      sensor_displacement=sd, sensor_force=sf, sensor_velocity=sv)
         carry, log = jax.lax.scan(fast_step, carry, (tr_out.samples, noise_x, noise_f, noise_v, jnp.arange(ratio)))
-        log["identifier"] = identifier.extra_log(fp["identifier"], carry["identifier"])  # one entry per slow step
+        log["identifier"] = side.identifier_log(fp["identifier"], carry["identifier"])  # one entry per slow step
         return carry, log, log["force"][-1:]  # ZOH: the force measured at the end of the slow step
 
     return fast_chunk
 
 
 def make_identify(side: FastSide) -> Callable:
-    """``identify(fast_params, fast_state) -> Estimate`` (with the identifier's extra log)."""
+    """``identify(fast_params, fast_state) -> Estimate`` (θ̂, relative std, converged)."""
     identifier = side.identifier
 
     def identify(fp, fs):
-        theta, relative_std, converged = identifier.estimate(fp["identifier"], fs["identifier"])
-        return Estimate(theta, relative_std, converged)
+        return identifier.estimate(fp["identifier"], fs["identifier"])
 
     return identify
 

@@ -57,7 +57,7 @@ from rths_ident.hybrid.scenarios import frame_test
 from rths_ident.hybrid.hybrid_test import HybridTest
 from rths_ident.hybrid.results import run_scenario as run_hybrid_test
 from rths_ident.hybrid.scenarios.frame_test import ColumnUnderTest
-from rths_ident.hybrid.virtual_site import Identifier
+from rths_ident.estimators.online_identifier import OnlineIdentifier
 from rths_ident.models import DegradingBoucWen
 
 SCENARIO = "bw-frame"
@@ -140,15 +140,12 @@ def _with_identified(column, values):
     return dataclasses.replace(column, **dict(zip(PARAM_NAMES, values)))
 
 
-def _ukf_identifier(cfg: BWFrameConfig, true_column, guess_values) -> Identifier:
+def _ukf_identifier(cfg: BWFrameConfig, true_column, guess_values) -> OnlineIdentifier:
     """The joint UKF of :class:`DegradingBoucWenUKFIdentifier` (its validated P0, Q, R,
     weights and bounds) over the generic joint-UKF core, i.e. the column's own
     :meth:`DegradingBoucWen.step` as the transition: state [r, H, k_e, f_y0, a, b],
     driven by the measured displacement, measuring the force. Logs the identified
     dissipated energy H every slow step."""
-    from rths_ident.estimators import joint_ukf_identifier as joint  # noqa: PLC0415
-    from rths_ident.hybrid.scenarios.components import fast_side_identifier  # noqa: PLC0415
-
     dt_identifier = cfg.identifier_every / cfg.fast_rate
     wrapper = DegradingBoucWenUKFIdentifier(
         dt_identifier, dict(zip(PARAM_NAMES, guess_values)), cfg.ukf_parameter_std,
@@ -157,12 +154,14 @@ def _ukf_identifier(cfg: BWFrameConfig, true_column, guess_values) -> Identifier
         force_std=cfg.ukf_force_std, min_stiffness_ratio=float(true_column.min_stiffness_ratio),
         min_strength_ratio=float(true_column.min_strength_ratio),
     )
-    online = wrapper.online_identifier()
+    return wrapper.online_identifier()
 
-    def extra_log(params, state):
-        return {"dissipated_energy": joint.model_state(params, state).dissipated_energy}
 
-    return fast_side_identifier(online)._replace(extra_log=extra_log)
+def identified_dissipated_energy(params, state) -> dict:
+    """The joint UKF's dissipated energy H [J] (logged once per slow step)."""
+    from rths_ident.estimators import joint_ukf_identifier as joint  # noqa: PLC0415
+
+    return {"dissipated_energy": joint.model_state(params, state).dissipated_energy}
 
 
 def bouc_wen_column_under_test(cfg: BWFrameConfig) -> ColumnUnderTest:
@@ -171,7 +170,6 @@ def bouc_wen_column_under_test(cfg: BWFrameConfig) -> ColumnUnderTest:
     UKF over :class:`~rths_ident.models.BoucWen` (θ = k, α, β, γ), pushed into every
     numerical column — natively or into OpenSees ``BoucWen`` materials."""
     from rths_ident.estimators.joint_ukf_identifier import joint_ukf_online_identifier  # noqa: PLC0415
-    from rths_ident.hybrid.scenarios.components import fast_side_identifier  # noqa: PLC0415
     from rths_ident.models import BoucWen, BoucWenParams  # noqa: PLC0415
 
     true_column = BoucWenParams(k=cfg.column_stiffness, substeps=1, **BOUC_WEN_SHAPE)
@@ -190,7 +188,7 @@ def bouc_wen_column_under_test(cfg: BWFrameConfig) -> ColumnUnderTest:
                           freeze_until_s=cfg.update_after)
     return ColumnUnderTest(
         model=BoucWen, true_column=true_column, initial_column=guess, specimen=true_column,
-        param_names=BOUC_WEN_FIELDS, identifier=fast_side_identifier(online),
+        param_names=BOUC_WEN_FIELDS, identifier=online,
         with_estimate=lambda estimate: dataclasses.replace(
             guess, **{n: estimate[i] for i, n in enumerate(BOUC_WEN_FIELDS)}),
         interface_stiffness=lambda estimate: estimate[0], guards=guards, actuator=actuator,
@@ -226,7 +224,7 @@ def column_under_test(cfg: BWFrameConfig) -> ColumnUnderTest:
         param_names=PARAM_NAMES, identifier=_ukf_identifier(cfg, true_column, guess_values),
         with_estimate=lambda estimate: _with_identified(true_column, [estimate[i] for i in range(4)]),
         interface_stiffness=lambda estimate: estimate[0], guards=guards, actuator=actuator,
-        extra_metrics=extra_metrics,
+        extra_metrics=extra_metrics, identifier_log=identified_dissipated_energy,
     )
 
 

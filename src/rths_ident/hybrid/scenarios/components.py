@@ -18,7 +18,8 @@ from rths_ident.hybrid import sensors
 from rths_ident.hybrid.compensation import amb, damb, polynomial
 from rths_ident.hybrid.rate_transition import ddmrt, predictor_corrector, wiener
 from rths_ident.hybrid.scenarios.config import HybridTestConfig
-from rths_ident.hybrid.virtual_site import FastSide, Identifier, Strategy
+from rths_ident.estimators.online_identifier import OnlineIdentifier
+from rths_ident.hybrid.virtual_site import FastSide, Strategy, no_identifier_log
 
 
 def slow_record(cfg: HybridTestConfig):
@@ -90,8 +91,8 @@ def sensor_channels(cfg: HybridTestConfig):
     return displacement, force, velocity
 
 
-def fast_side(cfg: HybridTestConfig, *, specimen_model: type, specimen, actuator, identifier: Identifier,
-              realisation: Callable[[], np.ndarray]) -> FastSide:
+def fast_side(cfg: HybridTestConfig, *, specimen_model: type, specimen, actuator, identifier: OnlineIdentifier,
+              realisation: Callable[[], np.ndarray], identifier_log: Callable = no_identifier_log) -> FastSide:
     """The virtual fast side of ``cfg`` around ``specimen`` (its model class and Params)."""
     displacement, force, velocity = sensor_channels(cfg)
     return FastSide(
@@ -100,20 +101,6 @@ def fast_side(cfg: HybridTestConfig, *, specimen_model: type, specimen, actuator
         actuator_step=act.ideal_actuator_step if cfg.transfer_system == "ideal" else act.actuator_step,
         actuator=actuator, specimen_model=specimen_model, specimen=specimen, sensor_displacement=displacement,
         sensor_force=force, sensor_velocity=velocity, identifier=identifier, identifier_every=cfg.identifier_every,
-        sensor_noise=cfg.sensor_noise,
+        sensor_noise=cfg.sensor_noise, identifier_log=identifier_log,
     )
 
-
-def fast_side_identifier(online) -> Identifier:
-    """An :class:`~rths_ident.estimators.online_identifier.OnlineIdentifier` in the form
-    the fast side calls (``step(params, state, x, v, f, dt) -> state``)."""
-    from rths_ident.estimators.online_identifier import IdentifierInputs  # noqa: PLC0415
-
-    def step(params, state, x, v, f, dt):
-        return online.step(params, state, IdentifierInputs(x, v, f), dt)[0]
-
-    def estimate(params, state):
-        e = online.estimate(params, state)
-        return e.theta, e.relative_std, e.converged
-
-    return Identifier(online.name, online.params, online.init(online.params), step, estimate, has_covariance=True)

@@ -32,7 +32,8 @@ from rths_ident.hybrid.hybrid_test import HybridTest, NativeNS, native_substruct
 from rths_ident.hybrid.model_updating import UpdateGuards
 from rths_ident.hybrid.scenarios import components
 from rths_ident.hybrid.scenarios.config import HybridTestConfig
-from rths_ident.hybrid.virtual_site import Identifier
+from rths_ident.estimators.online_identifier import OnlineIdentifier
+from rths_ident.hybrid.virtual_site import no_identifier_log
 from rths_ident._params import ParameterError
 from rths_ident.structures import (
     AlphaOS,
@@ -90,12 +91,13 @@ class ColumnUnderTest(NamedTuple):
     initial_column: Any  # Params of the NS columns' initial guess
     specimen: Any  # Params used for the physical specimen (e.g. finer sub-steps)
     param_names: tuple  # names of the identified parameters, in θ̂ order
-    identifier: Identifier
+    identifier: OnlineIdentifier
     with_estimate: Callable  # θ̂ -> column Params (traceable; pushed into every NS column)
     interface_stiffness: Callable  # θ̂ -> the tested column's initial stiffness [N/m] (α-OS K^l)
     guards: UpdateGuards
     actuator: Any  # CarrionSpencerParams
     extra_metrics: Callable = lambda logs: {}
+    identifier_log: Callable = no_identifier_log  # (identifier params, state) -> dict, once per slow step
 
 
 def values(column_params, names) -> np.ndarray:
@@ -135,7 +137,8 @@ def build(cfg: FrameTestConfig, column: ColumnUnderTest) -> HybridTest:
         return np.asarray(out.displacement[:, 0])
 
     side = components.fast_side(cfg, specimen_model=model, specimen=column.specimen, actuator=column.actuator,
-                                identifier=column.identifier, realisation=realisation)
+                                identifier=column.identifier, realisation=realisation,
+                                identifier_log=column.identifier_log)
     native = NativeNS(integrator, part.params, ns_params_true, (0,), native_ns_step(integrator, (0,)),
                       apply_estimate)
 

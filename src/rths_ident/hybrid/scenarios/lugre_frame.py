@@ -56,9 +56,8 @@ from rths_ident.hybrid.model_updating import UpdateGuards
 from rths_ident.hybrid.scenarios import frame_test
 from rths_ident.hybrid.hybrid_test import HybridTest
 from rths_ident.hybrid.results import run_scenario as run_hybrid_test
-from rths_ident.hybrid.scenarios.components import fast_side_identifier
 from rths_ident.hybrid.scenarios.frame_test import ColumnUnderTest
-from rths_ident.hybrid.virtual_site import Identifier
+from rths_ident.estimators.online_identifier import OnlineIdentifier
 from rths_ident.models import ModifiedLuGre
 
 #: Floor masses of seed 001 Table 4.1 [kg] per shipped record; others need floor_mass.
@@ -142,16 +141,16 @@ def _scaled_guess(true_column, errors):
 RLS_MEMORY_S = 10.0
 
 
-def _rls_identifier(guess, identifier_rate_hz: float) -> Identifier:
+def _rls_identifier(guess, identifier_rate_hz: float) -> OnlineIdentifier:
     """The constrained-RLS identifier (its θ̂ covariance propagated through every update,
     relative std and ``converged`` real: docs/estimators/rls.md)."""
     forgetting = 1.0 - 1.0 / (RLS_MEMORY_S * identifier_rate_hz)
-    return fast_side_identifier(lugre_identifier.lugre_rls_online_identifier(guess, forgetting=forgetting))
+    return lugre_identifier.lugre_rls_online_identifier(guess, forgetting=forgetting)
 
 
-def _ukf_identifier(guess) -> Identifier:
+def _ukf_identifier(guess) -> OnlineIdentifier:
     """The joint-UKF identifier of the same column."""
-    return fast_side_identifier(lugre_ukf_identifier.lugre_ukf_online_identifier(guess))
+    return lugre_ukf_identifier.lugre_ukf_online_identifier(guess)
 
 
 def column_under_test(cfg: LugreFrameConfig) -> ColumnUnderTest:

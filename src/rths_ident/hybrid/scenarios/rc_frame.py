@@ -64,7 +64,7 @@ from rths_ident.hybrid.model_updating import UpdateGuards
 from rths_ident.hybrid.results import run_scenario as run_hybrid_test
 from rths_ident.hybrid.scenarios import components
 from rths_ident.hybrid.scenarios.config import HybridTestConfig
-from rths_ident.hybrid.virtual_site import Identifier
+from rths_ident.hybrid.virtual_site import null_identifier
 from rths_ident.models import DegradingBoucWen
 from rths_ident.structures import AlphaOS, CentralDifference, ExplicitNewmark
 from rths_ident.structures.numerical_substructure import NativeSubstructure, native_ns_step
@@ -133,12 +133,6 @@ def specimen_params(cfg: RCFrameConfig):
     return DegradingBoucWen.preset_params(cfg.case, units="SI", substeps=1)
 
 
-def _null_identifier() -> Identifier:
-    """No online identifier (nothing in the NS shares the specimen's model)."""
-    return Identifier("none", (), (), lambda p, s, x, v, f, dt: s,
-                      lambda p, s: (jnp.zeros(0), jnp.zeros(0), jnp.asarray(False)))
-
-
 def _actuator(cfg: RCFrameConfig, specimen):
     d = cfg.design_drift
     design_force = float(specimen.alpha_sv * specimen.k_e * d + specimen.f_y0 + specimen.k_h * d**3)
@@ -194,7 +188,7 @@ def build(cfg: RCFrameConfig) -> HybridTest:
         return np.asarray(logs["fast"]["target"])[:, 0]
 
     side = components.fast_side(cfg, specimen_model=DegradingBoucWen, specimen=specimen,
-                                actuator=_actuator(cfg, specimen), identifier=_null_identifier(),
+                                actuator=_actuator(cfg, specimen), identifier=null_identifier(),
                                 realisation=realisation)
 
     def reference():
