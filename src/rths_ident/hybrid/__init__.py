@@ -20,14 +20,17 @@ model-updating hook, loop engines and scenarios.
 
 from rths_ident.hybrid import compensation, engine, model_updating, rate_transition
 from rths_ident.hybrid.actuator import (
+    ActuatorInputs,
     ActuatorLimitError,
     ActuatorState,
     CarrionSpencerParams,
     ServoHydraulicActuator,
+    TransferSystemParams,
     actuator_init,
     actuator_run,
     actuator_step,
     closed_loop_transfer_function,
+    ideal_actuator_step,
     phase_delay,
 )
 from rths_ident.hybrid.direct_site import DirectSite
@@ -35,10 +38,14 @@ from rths_ident.hybrid.engine import LoopAborted, LoopState, ModelUpdater, SlowS
 from rths_ident.hybrid.model_updating import UpdateGuards, hook_decide, hook_init, hook_step
 from rths_ident.hybrid.site import Site, SiteReading
 from rths_ident.hybrid.virtual_site import VirtualSite
-from rths_ident.hybrid.sensors import Sensor, SensorParams, sensor_init, sensor_step
+from rths_ident.hybrid.sensors import Sensor, SensorInputs, SensorParams, sensor_init, sensor_step
 
 __all__ = [
+    "ActuatorInputs",
     "ActuatorLimitError",
+    "TransferSystemParams",
+    "ideal_actuator_step",
+    "SensorInputs",
     "ActuatorState",
     "CarrionSpencerParams",
     "ServoHydraulicActuator",
