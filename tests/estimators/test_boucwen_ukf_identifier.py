@@ -17,11 +17,8 @@ from rths_ident._params import ParameterError
 from rths_ident.estimators.boucwen_ukf_identifier import (
     BoucWenSDOFConstants,
     BoucWenUKFIdentifier,
-    DegradingBoucWenConstants,
     DegradingBoucWenUKFIdentifier,
     boucwen_sdof_rate,
-    degrading_boucwen_force,
-    degrading_boucwen_transition,
 )
 from rths_ident.models import BoucWen, BoucWenParams, DegradingBoucWen, DegradingBoucWenState
 
@@ -189,40 +186,6 @@ DEGRADING_TRUE = {
     "stiffness_degradation": CASE4.stiffness_degradation,
     "strength_degradation": CASE4.strength_degradation,
 }
-
-
-def degrading_constants(p):
-    return DegradingBoucWenConstants(
-        p.alpha_sv, p.N, p.eta1, p.eta2, p.k_h, p.c_e, p.min_stiffness_ratio, p.min_strength_ratio
-    )
-
-
-def test_degrading_filter_model_follows_the_degrading_element():
-    """Over small increments the filter's RK4-in-displacement update of (r, H) follows
-    rths_ident.models.DegradingBoucWen's backward-Euler update (written independently)."""
-    constants = degrading_constants(CASE4)
-    theta = jnp.array([CASE4.k_e, CASE4.f_y0, CASE4.stiffness_degradation, CASE4.strength_degradation])
-    dt = 1e-4
-    xs = 0.012 * np.sin(np.linspace(0.0, 3 * np.pi, 3000))  # yields to 2.4 x_y and reverses
-
-    @jax.jit
-    def both(xs):
-        def body(carry, x):
-            element_state, s, x_prev = carry
-            v = (x - x_prev) / dt
-            element_state, element_force = DegradingBoucWen.step(CASE4, element_state, x, v, dt)
-            s = degrading_boucwen_transition(s, x - x_prev, constants, 2)
-            filter_force = degrading_boucwen_force(s, x, v, constants)
-            return (element_state, s, x), (element_force, filter_force, element_state.dissipated_energy, s[1])
-
-        s0 = jnp.concatenate([jnp.zeros(2), theta])
-        return jax.lax.scan(body, (DegradingBoucWenState(0.0, 0.0, 0.0), s0, 0.0), xs[1:])[1]
-
-    element_force, filter_force, element_H, filter_H = (np.asarray(a) for a in both(xs))
-    # measured: max |ΔF| = 0.065 % of max |F|; H (31.4 J) within 0.03 %
-    assert np.max(np.abs(filter_force - element_force)) < 3e-3 * np.max(np.abs(element_force))
-    assert filter_H[-1] == pytest.approx(element_H[-1], rel=3e-3)
-    assert element_H[-1] > 5.0  # J: the record dissipates energy, so degradation acts
 
 
 def test_degrading_identification_from_one_percent_noise():

@@ -44,13 +44,6 @@ Augmented state ``[r, H, k_e, f_y0, a, b]`` (N, J, N/m, N, 1/J, 1/J), with a =
 and the floors ρ_K, ρ_f are known. :class:`DegradingBoucWenUKFIdentifier` is a thin user
 of the generic joint UKF (:mod:`rths_ident.estimators.joint_ukf_identifier`): its
 transition is :meth:`rths_ident.models.DegradingBoucWen.step` itself.
-
-Legacy (only until the ``bw-frame`` scenario switches to
-:func:`~rths_ident.estimators.joint_ukf_identifier.joint_ukf_online_identifier`):
-:class:`DegradingBoucWenConstants`, :func:`degrading_boucwen_rates`,
-:func:`degrading_boucwen_transition` (RK4 in the displacement) and
-:func:`degrading_boucwen_force` are the first version's own copy of the equations above;
-nothing in this module uses them any more. Remove them then.
 """
 
 from __future__ import annotations
@@ -70,10 +63,6 @@ from rths_ident.estimators.ukf import UKFHistory, ukf_init, ukf_scan, ukf_step
 __all__ = [
     "BoucWenUKFIdentifier",
     "DegradingBoucWenUKFIdentifier",
-    "DegradingBoucWenConstants",
-    "degrading_boucwen_rates",
-    "degrading_boucwen_transition",
-    "degrading_boucwen_force",
     "BoucWenSDOFConstants",
     "boucwen_sdof_rate",
     "boucwen_sdof_transition",
@@ -89,6 +78,28 @@ MEASURABLE_CHANNELS = ("displacement", "velocity", "acceleration", "restoring_fo
 _UNITS = {"k": "N/m", "alpha": "-", "beta": "1/m^n", "gamma": "1/m^n"}
 
 
+def _guess_and_std(names, initial_guess, parameter_std):
+    """θ(0) and its std from the wrappers' arguments (std relative to the guess, or
+    absolute per name as a mapping); clear errors for missing or non-positive entries."""
+    missing = [p for p in names if p not in initial_guess]
+    if missing:
+        raise ParameterError(f"initial_guess lacks {missing} (needs {names})")
+    theta0 = np.array([float(initial_guess[p]) for p in names])
+    if isinstance(parameter_std, Mapping):
+        missing = [p for p in names if p not in parameter_std]
+        if missing:
+            raise ParameterError(f"parameter_std lacks {missing} (needs {names})")
+        theta_std = np.array([float(parameter_std[p]) for p in names])
+    else:
+        theta_std = float(parameter_std) * np.abs(theta0)
+    if np.any(~(theta_std > 0)):
+        raise ParameterError(
+            f"parameter_std must be positive for every parameter; got {dict(zip(names, theta_std.tolist()))} "
+            "(give absolute values as a mapping for parameters guessed as 0)"
+        )
+    return theta0, theta_std
+
+
 class BoucWenSDOFConstants(NamedTuple):
     """Known quantities of the filter model (traced, so changing them never recompiles)."""
 
@@ -96,13 +107,6 @@ class BoucWenSDOFConstants(NamedTuple):
     damping: Any  # c [N·s/m]
     A: Any  # A [-]
     n: Any  # n [-], >= 1
-
-
-def _abs_power(value, exponent):
-    """|value|**exponent with 0**0 = 1 and a finite value at 0 (n − 1 may be 0)."""
-    magnitude = jnp.abs(value)
-    safe = jnp.where(magnitude > 0.0, magnitude, 1.0)
-    return jnp.where(magnitude > 0.0, safe**exponent, jnp.where(exponent == 0.0, 1.0, 0.0))
 
 
 def _boucwen_params(s, constants: BoucWenSDOFConstants):
@@ -199,75 +203,6 @@ DEGRADING_STATE_NAMES = ("r", "H", "k_e", "f_y0", "stiffness_degradation", "stre
 DEGRADING_PARAMETER_NAMES = ("k_e", "f_y0", "stiffness_degradation", "strength_degradation")
 
 
-class DegradingBoucWenConstants(NamedTuple):
-    """Known quantities of the degrading filter model (traced; SI)."""
-
-    alpha_sv: Any  # α_sv [-], share of k_e in the linear branch
-    N: Any  # N [-], shape exponent (Eq. 4.3)
-    eta1: Any  # η₁ [-]
-    eta2: Any  # η₂ [-]
-    k_h: Any  # k_h [N/m³], cubic spring
-    c_e: Any  # c_e [N·s/m], viscous damping
-    min_stiffness_ratio: Any  # ρ_K [-], floor of K/((1 − α_sv) k_e)
-    min_strength_ratio: Any  # ρ_f [-], floor of f_y/f_y0
-
-
-def degrading_boucwen_rates(s, direction, constants: DegradingBoucWenConstants):
-    """(dr/dx [N/m], dH/dx [N]) of the state ``s`` = [r, H, k_e, f_y0, a, b] for motion
-    in ``direction`` = sgn(Δx) (Eqs. 4.3–4.6, module doc)."""
-    r, H, k_e, f_y0, a, b = (s[i] for i in range(6))
-    c = constants
-    H = jnp.maximum(H, 0.0)
-    K = k_e * jnp.maximum(jnp.exp(-a * H) - c.alpha_sv, c.min_stiffness_ratio * (1.0 - c.alpha_sv))
-    f_y = jnp.maximum(f_y0 / (1.0 + b * H), c.min_strength_ratio * f_y0)
-    yielding = _abs_power(r / f_y, c.N) * (c.eta1 * jnp.sign(r * direction) + c.eta2)
-    r_rate = K * (1.0 - yielding)
-    H_rate = r * yielding  # = r (1 − (dr/dx)/K), Eq. 4.6 per unit displacement
-    return r_rate, H_rate
-
-
-def degrading_boucwen_transition(s, dx, constants: DegradingBoucWenConstants, substeps: int):
-    """State after the displacement increment ``dx`` [m]: ``substeps`` RK4 steps in x."""
-    direction = jnp.sign(dx)
-    h = dx / substeps
-
-    def rate(state):
-        r_rate, H_rate = degrading_boucwen_rates(state, direction, constants)
-        return jnp.concatenate([jnp.stack([r_rate, H_rate]), jnp.zeros(4, dtype=state.dtype)])
-
-    def rk4(_, state):
-        k1 = rate(state)
-        k2 = rate(state + 0.5 * h * k1)
-        k3 = rate(state + 0.5 * h * k2)
-        k4 = rate(state + h * k3)
-        return state + h / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
-
-    return jax.lax.fori_loop(0, substeps, rk4, s)
-
-
-def degrading_boucwen_force(s, x, v, constants: DegradingBoucWenConstants):
-    """F = α_sv k_e x + r + k_h x³ + c_e ẋ [N] (Eq. 4.7) at displacement x, velocity v."""
-    c = constants
-    return c.alpha_sv * s[2] * x + s[0] + c.k_h * x**3 + c.c_e * v
-
-
-@functools.lru_cache(maxsize=None)
-def _degrading_process_model(substeps: int):
-    def fx(s, dt, displacement_start, displacement_end, **constants):
-        dx = displacement_end - displacement_start
-        return degrading_boucwen_transition(s, dx, DegradingBoucWenConstants(**constants), substeps)
-
-    return fx
-
-
-@functools.lru_cache(maxsize=None)
-def _degrading_measurement_model():
-    def hx(s, displacement, velocity, **constants):
-        return jnp.stack([degrading_boucwen_force(s, displacement, velocity, DegradingBoucWenConstants(**constants))])
-
-    return hx
-
-
 # --------------------------------------------------------------------------------------
 # identifiers (thin wrappers over the UKF core)
 # --------------------------------------------------------------------------------------
@@ -297,22 +232,7 @@ class _JointUKFIdentifier:
         names = self.parameter_names
         n_states = len(self.state_names) - len(names)
         self.dt = _positive("dt", dt)
-        missing = [p for p in names if p not in initial_guess]
-        if missing:
-            raise ParameterError(f"initial_guess lacks {missing} (needs {names})")
-        theta0 = np.array([float(initial_guess[p]) for p in names])
-        if isinstance(parameter_std, Mapping):
-            missing = [p for p in names if p not in parameter_std]
-            if missing:
-                raise ParameterError(f"parameter_std lacks {missing} (needs {names})")
-            theta_std = np.array([float(parameter_std[p]) for p in names])
-        else:
-            theta_std = float(parameter_std) * np.abs(theta0)
-        if np.any(~(theta_std > 0)):
-            raise ParameterError(
-                f"parameter_std must be positive for every parameter; got {dict(zip(names, theta_std.tolist()))} "
-                "(give absolute values as a mapping for parameters guessed as 0)"
-            )
+        theta0, theta_std = _guess_and_std(names, initial_guess, parameter_std)
         state_std = np.asarray(state_std, dtype=float)
         if state_std.shape != (n_states,) or np.any(~(state_std > 0)):
             raise ParameterError(
@@ -636,29 +556,10 @@ class DegradingBoucWenUKFIdentifier(_JointUKFIdentifier):
                 raise ParameterError(f"{name} must be in (0, 1]; got {value!r}")
         if not isinstance(substeps, int) or substeps < 1:
             raise ParameterError(f"substeps must be an integer >= 1; got {substeps!r}")
-        self.constants = DegradingBoucWenConstants(
-            alpha_sv=float(alpha_sv), N=float(N), eta1=float(eta1), eta2=float(eta2),
-            k_h=_positive("k_h", k_h, allow_zero=True), c_e=_positive("c_e", c_e, allow_zero=True),
-            min_stiffness_ratio=float(min_stiffness_ratio), min_strength_ratio=float(min_strength_ratio),
-        )  # fmt: skip
+        k_h, c_e = _positive("k_h", k_h, allow_zero=True), _positive("c_e", c_e, allow_zero=True)
         names = self.parameter_names
         self.dt = _positive("dt", dt)
-        missing = [p for p in names if p not in initial_guess]
-        if missing:
-            raise ParameterError(f"initial_guess lacks {missing} (needs {names})")
-        theta0 = np.array([float(initial_guess[p]) for p in names])
-        if isinstance(parameter_std, Mapping):
-            missing = [p for p in names if p not in parameter_std]
-            if missing:
-                raise ParameterError(f"parameter_std lacks {missing} (needs {names})")
-            theta_std = np.array([float(parameter_std[p]) for p in names])
-        else:
-            theta_std = float(parameter_std) * np.abs(theta0)
-        if np.any(~(theta_std > 0)):
-            raise ParameterError(
-                f"parameter_std must be positive for every parameter; got {dict(zip(names, theta_std.tolist()))} "
-                "(give absolute values as a mapping for parameters guessed as 0)"
-            )
+        theta0, theta_std = _guess_and_std(names, initial_guess, parameter_std)
         state_std = np.asarray(state_std, dtype=float)
         if state_std.shape != (2,) or np.any(~(state_std > 0)):
             raise ParameterError(f"state_std must be 2 positive values ('r', 'H'); got {state_std.tolist()}")

@@ -30,6 +30,7 @@ import numpy as np
 
 from rths_ident.hybrid.hybrid_test import HybridTest, NativeNS, native_substructure
 from rths_ident.hybrid.model_updating import UpdateGuards
+from rths_ident.hybrid.results import run_scenario as run_hybrid_test
 from rths_ident.hybrid.scenarios import components
 from rths_ident.hybrid.scenarios.config import HybridTestConfig
 from rths_ident.estimators.online_identifier import OnlineIdentifier
@@ -216,6 +217,18 @@ def opensees_frame_ns(cfg: FrameTestConfig, column: ColumnUnderTest, variant: st
         ns.close()
         raise RuntimeError(f"unexpected OpenSees column tags {tags}")
     return ns
+
+
+def scenario_runner(build: Callable[[FrameTestConfig], HybridTest]) -> Callable:
+    """A frame scenario's ``run_scenario(cfg, engine, compare, progress)``: the configured
+    variant and (``compare``) ``none`` and ``oracle`` (:func:`rths_ident.hybrid.results.run_scenario`),
+    with the floor mass and the initial error in the result."""
+
+    def run_scenario(cfg, engine: str = "fused", compare: bool = True, progress=None) -> dict:
+        return run_hybrid_test(cfg, build, engine=engine, compare=compare, progress=progress,
+                               describe=lambda test: {"floor_mass_kg": cfg.mass, "initial_error": cfg.initial_error})
+
+    return run_scenario
 
 
 _REFERENCE_RUNNERS: dict = {}

@@ -55,7 +55,6 @@ from rths_ident.hybrid import actuator as act
 from rths_ident.hybrid.model_updating import UpdateGuards
 from rths_ident.hybrid.scenarios import frame_test
 from rths_ident.hybrid.hybrid_test import HybridTest
-from rths_ident.hybrid.results import run_scenario as run_hybrid_test
 from rths_ident.hybrid.scenarios.frame_test import ColumnUnderTest
 from rths_ident.estimators.online_identifier import OnlineIdentifier
 from rths_ident.models import ModifiedLuGre
@@ -187,16 +186,8 @@ def build(cfg: LugreFrameConfig) -> HybridTest:
     return frame_test.build(cfg, column_under_test(cfg))
 
 
-def describe(cfg) -> dict:
-    """The scenario-specific keys of the result (floor mass, initial error)."""
-    return {"floor_mass_kg": cfg.mass, "initial_error": cfg.initial_error}
-
-
-def run_scenario(cfg, engine: str = "fused", compare: bool = True, progress=None) -> dict:
-    """Run the configured variant and (``compare``) ``none`` and ``oracle``; see
-    :func:`rths_ident.hybrid.results.run_scenario`."""
-    return run_hybrid_test(cfg, build, engine=engine, compare=compare, progress=progress,
-                           describe=lambda test: describe(cfg))
+#: run the configured variant and (``compare``) ``none`` and ``oracle``
+run_scenario = frame_test.scenario_runner(build)
 
 
 def config_from_options(common: dict, options: dict) -> LugreFrameConfig:
