@@ -120,6 +120,8 @@ class NativeSubstructure:
         state = integrator.init(params, self.dt) if state is None else state
         # explicit dtypes (no weak types): the jitted step is traced once, not again on its own output
         self.state = jax.tree_util.tree_map(lambda x: jnp.asarray(x, dtype=jnp.asarray(x).dtype), state)
+        # compile now (result discarded), not in the first slow step of a run
+        self._step(self.params, self.state, jnp.zeros(self.n_interface), jnp.asarray(0.0))
 
     def initial_target(self) -> np.ndarray:
         u = self.integrator.predicted_displacement(self.params, self.state, self.dt)
