@@ -20,7 +20,7 @@ from rths_ident.estimators.boucwen_ukf_identifier import (
     DegradingBoucWenUKFIdentifier,
     boucwen_sdof_rate,
 )
-from rths_ident.models import BoucWen, BoucWenParams, DegradingBoucWen, DegradingBoucWenState
+from rths_ident.models import BoucWen, BoucWenParams, DegradingBoucWen, DegradingBoucWenState, ElementInputs
 
 MASS = 5000.0  # kg
 K_TRUE = 1.34e6  # N/m (seed 001 default stiffness)
@@ -49,7 +49,7 @@ def truth():
             x, v, force, state = carry
             v = v + h * (p - DAMPING * v - force) / MASS
             x = x + h * v
-            state, force = BoucWen.step(params, state, x, v, h)
+            state, force = BoucWen.step(params, state, ElementInputs(x, v), h)
             return (x, v, force, state), (x, v, force)
 
         return jax.lax.scan(body, (0.0, 0.0, 0.0, BoucWen.init(params)), p_fine)[1]

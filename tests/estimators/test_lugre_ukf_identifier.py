@@ -22,6 +22,7 @@ from rths_ident import metrics
 from rths_ident._params import ParameterError
 from rths_ident.datasets import load_ground_motion
 from rths_ident.estimators import lugre_ukf_identifier as lu
+from rths_ident.models import ElementInputs
 from rths_ident.models.lugre import LuGreParams, ModifiedLuGre
 
 DURATION = 20.0  # s, both records
@@ -204,7 +205,8 @@ def test_filter_model_matches_modified_lugre():
     model = LuGreParams(sigma0=sigma0, sigma1=SIGMA1, sigma2=SIGMA2, sigma3=sigma3, Fc=fc)
     z0 = 0.3 * guess.Fc / guess.sigma0
     for x0, x1, v in ((0.01, 0.0123, 0.4), (0.02, 0.0171, -0.3), (0.005, 0.005, 0.0)):
-        new_state, force = ModifiedLuGre.step(model, ModifiedLuGre.State(jnp.asarray(x0), jnp.asarray(z0)), x1, v, 1e-3)
+        new_state, force = ModifiedLuGre.step(model, ModifiedLuGre.State(jnp.asarray(x0), jnp.asarray(z0)),
+                                              ElementInputs(x1, v), 1e-3)
         s1 = lu.lugre_transition(s, 1e-3, params, x0, x1, v)
         assert float(s1[0]) * guess.Fc / guess.sigma0 == pytest.approx(float(new_state.z), rel=1e-13)
         np.testing.assert_array_equal(s1[1:], s[1:])

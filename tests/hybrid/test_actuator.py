@@ -60,7 +60,8 @@ class Spring:
         return SpringState(jnp.zeros(()))
 
     @staticmethod
-    def step(params, state, x, v, dt):
+    def step(params, state, inputs, dt):
+        x, v = inputs.displacement, inputs.velocity
         return SpringState(x), params.stiffness * x + params.damping * v + params.cubic * x**3
 
 
@@ -77,7 +78,8 @@ class Bilinear:
         return BilinearState(jnp.zeros(()), jnp.zeros(()))
 
     @staticmethod
-    def step(params, state, x, v, dt):
+    def step(params, state, inputs, dt):
+        x = inputs.displacement
         yield_force = 2.0e4
         trial = params.stiffness * (x - state.plastic)
         excess = jnp.maximum(jnp.abs(trial) - yield_force, 0.0)

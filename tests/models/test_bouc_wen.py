@@ -15,7 +15,7 @@ from _models_helpers import (
     relative_rms,
 )
 
-from rths_ident.models import BoucWen, BoucWenParams, ParameterError
+from rths_ident.models import BoucWen, BoucWenParams, ElementInputs, ParameterError
 from rths_ident.models.base import _jitted_step
 
 K, ALPHA, Z_U = 1.0e6, 0.05, 0.01  # N/m, -, m
@@ -119,17 +119,17 @@ def test_tangent_initial_saturated_and_consistent():
     difference of the discrete update from the same committed state."""
     p = params(2.0, substeps=1)
     model = BoucWen(p)
-    assert float(BoucWen.tangent(p, model.state, 0.0, 1.0, 0.0)) == pytest.approx(K, rel=1e-12)
+    assert float(BoucWen.tangent(p, model.state, ElementInputs(0.0, 1.0), 0.0)) == pytest.approx(K, rel=1e-12)
     for x in np.linspace(0.0, 8 * Z_U, 81)[1:]:
         model.update(x)
-    assert float(BoucWen.tangent(p, model.state, 8 * Z_U + 1e-6, 0.0, 0.0)) == pytest.approx(ALPHA * K, rel=1e-3)
+    assert float(BoucWen.tangent(p, model.state, ElementInputs(8 * Z_U + 1e-6, 0.0), 0.0)) == pytest.approx(ALPHA * K, rel=1e-3)
     for x in (7.5 * Z_U, 7.0 * Z_U, 6.5 * Z_U):
         model.update(x)  # unloading, partially back
     x, h = 6.4 * Z_U, 1e-7
     step = _jitted_step(BoucWen)  # the wrapper's compiled step (already compiled by update)
-    up = float(step(p, model.state, x + h, 0.0, 0.0)[1])
-    down = float(step(p, model.state, x - h, 0.0, 0.0)[1])
-    assert float(BoucWen.tangent(p, model.state, x, 0.0, 0.0)) == pytest.approx((up - down) / (2 * h), rel=1e-6)
+    up = float(step(p, model.state, ElementInputs(x + h, 0.0), 0.0)[1])
+    down = float(step(p, model.state, ElementInputs(x - h, 0.0), 0.0)[1])
+    assert float(BoucWen.tangent(p, model.state, ElementInputs(x, 0.0), 0.0)) == pytest.approx((up - down) / (2 * h), rel=1e-6)
 
 
 def test_zdot_regressor_is_linear_form_of_zdot():

@@ -20,16 +20,16 @@ from _models_helpers import (
     relative_rms,
 )
 
-from rths_ident.models import DegradingBoucWen, DegradingBoucWenParams, ParameterError
+from rths_ident.models import DegradingBoucWen, DegradingBoucWenParams, ElementInputs, ParameterError
 
 
 @jax.jit
 def _run(params, x, v):
-    def body(state, xv):
-        state, force = DegradingBoucWen.step(params, state, xv[0], xv[1], 0.0)
+    def body(state, inputs):
+        state, force = DegradingBoucWen.step(params, state, inputs, 0.0)
         return state, force
 
-    return jax.lax.scan(body, DegradingBoucWen.init(params), (x, v))
+    return jax.lax.scan(body, DegradingBoucWen.init(params), ElementInputs(x, v))
 
 
 def run_states(params, x, v=None):
@@ -113,7 +113,7 @@ def test_stiffness_degradation_is_eq_4_4():
     _, state = run_states(p, x)
     H = float(state.dissipated_energy)
     assert H > 0.5
-    unloading = DegradingBoucWen.tangent(p, state, 0.6 - 1e-9, -1.0, 0.0)
+    unloading = DegradingBoucWen.tangent(p, state, ElementInputs(0.6 - 1e-9, -1.0), 0.0)
     assert float(unloading) == pytest.approx(math.exp(-0.2 * H) * p.k_e, rel=1e-6)
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from _models_helpers import check_gradients, check_vmap
 
-from rths_ident.models import LinearElement, LinearParams, ParameterError
+from rths_ident.models import ElementInputs, LinearElement, LinearParams, ParameterError
 
 M, C, K = 100.0, 2e4, 1e6
 
@@ -46,9 +46,9 @@ def test_regressor_is_linear_in_parameters():
     theta = LinearElement.theta_from_params(p)
     for x, v, a in rng.normal(size=(10, 3)):
         phi = LinearElement.regressor(x, v, a)
-        _, restoring = LinearElement.step(p, LinearElement.init(p), x, v, 0.01)
+        _, restoring = LinearElement.step(p, LinearElement.init(p), ElementInputs(x, v), 0.01)
         assert float(theta @ phi) == pytest.approx(float(restoring + LinearElement.inertia_force(p, a)), rel=1e-13)
-    assert float(LinearElement.tangent(p, LinearElement.init(p), 0.3, 1.0, 0.01)) == K
+    assert float(LinearElement.tangent(p, LinearElement.init(p), ElementInputs(0.3, 1.0), 0.01)) == K
 
 
 def test_gradients_and_vmap():

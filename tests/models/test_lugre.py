@@ -11,7 +11,7 @@ import pytest
 from _models_helpers import check_gradients, check_vmap, random_cyclic_history, scan_forces
 from scipy.integrate import solve_ivp
 
-from rths_ident.models import LuGreParams, ModifiedLuGre, ParameterError
+from rths_ident.models import ElementInputs, LuGreParams, ModifiedLuGre, ParameterError
 
 # Seed 001 Table 2.1 (W4x13 column, L = 2 m)
 E, I, L, FY_STEEL, SX = 190e9, 4.70e-6, 2.0, 250e6, 8.94e-5
@@ -56,7 +56,7 @@ def test_quasi_static_push_closed_forms():
 
     tangent = col.tangent_history(x, dt=dt)
     k = p.sigma0 + p.sigma3
-    initial = ModifiedLuGre.tangent(p, ModifiedLuGre.init(p), 1e-9, 1e-12, dt)
+    initial = ModifiedLuGre.tangent(p, ModifiedLuGre.init(p), ElementInputs(1e-9, 1e-12), dt)
     assert float(initial) == pytest.approx(k, rel=0.01)
     assert tangent[-1] == pytest.approx(5.36e4, rel=0.01)
     beyond = x > 5.3 * z_star  # e^{-5.3} = 0.5 %; (at exactly 5 z* it is e^{-5} = 0.67 %)
@@ -111,7 +111,7 @@ def test_lip_form_reproduces_force_and_recovers_parameters():
 
     @jax.jit
     def step_and_lip(state, xi, vi):
-        state, force = ModifiedLuGre.step(p, state, xi, vi, dt)
+        state, force = ModifiedLuGre.step(p, state, ElementInputs(xi, vi), dt)
         psi = ModifiedLuGre.lip_regressor(state.z, vi, xi)
         y = force - ModifiedLuGre.lip_known_force(p, vi)  # Eq. 4.2
         return state, y, theta @ psi
@@ -147,10 +147,10 @@ def test_params_from_theta_is_traceable_and_validates_concrete_values():
 def test_step_is_pure_for_trial_calls():
     p = ModifiedLuGre.params_from_physical(1.34e6, 2.24e4)
     state = ModifiedLuGre.init(p)
-    state, _ = ModifiedLuGre.step(p, state, 0.01, 0.1, 1e-3)
-    first = ModifiedLuGre.step(p, state, 0.012, 0.2, 1e-3)
-    ModifiedLuGre.step(p, state, -0.03, -1.0, 1e-3)  # another trial from the same state
-    again = ModifiedLuGre.step(p, state, 0.012, 0.2, 1e-3)
+    state, _ = ModifiedLuGre.step(p, state, ElementInputs(0.01, 0.1), 1e-3)
+    first = ModifiedLuGre.step(p, state, ElementInputs(0.012, 0.2), 1e-3)
+    ModifiedLuGre.step(p, state, ElementInputs(-0.03, -1.0), 1e-3)  # another trial from the same state
+    again = ModifiedLuGre.step(p, state, ElementInputs(0.012, 0.2), 1e-3)
     assert float(first[1]) == float(again[1])
     assert float(state.displacement) == 0.01
 
@@ -159,14 +159,15 @@ def test_tangent_matches_finite_difference_of_step():
     p = ModifiedLuGre.params_from_physical(1.34e6, 2.24e4)
     state = LuGreState_after(p, [0.005, 0.012, 0.02])
     x, v, dt, h = 0.015, -0.3, 1e-3, 1e-8
-    fd = (float(ModifiedLuGre.step(p, state, x + h, v, dt)[1]) - float(ModifiedLuGre.step(p, state, x - h, v, dt)[1])) / (2 * h)
-    assert float(ModifiedLuGre.tangent(p, state, x, v, dt)) == pytest.approx(fd, rel=1e-6)
+    fd = (float(ModifiedLuGre.step(p, state, ElementInputs(x + h, v), dt)[1])
+          - float(ModifiedLuGre.step(p, state, ElementInputs(x - h, v), dt)[1])) / (2 * h)
+    assert float(ModifiedLuGre.tangent(p, state, ElementInputs(x, v), dt)) == pytest.approx(fd, rel=1e-6)
 
 
 def LuGreState_after(p, xs):
     state = ModifiedLuGre.init(p)
     for x in xs:
-        state, _ = ModifiedLuGre.step(p, state, x, 0.1, 1e-3)
+        state, _ = ModifiedLuGre.step(p, state, ElementInputs(x, 0.1), 1e-3)
     return state
 
 

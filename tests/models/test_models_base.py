@@ -13,6 +13,7 @@ from rths_ident.models import (
     BilinearParams,
     BoucWen,
     BoucWenParams,
+    ElementInputs,
     ModifiedLuGre,
     direction_of_motion,
     velocity_from_displacement,
@@ -44,10 +45,10 @@ def test_trial_steps_do_not_commit():
     p = BoucWenParams.from_yield(k=1e6, alpha=0.05, yield_displacement=0.01, n=2.0)
     step = _jitted_step(BoucWen)
     state = BoucWen.init(p)
-    state, _ = step(p, state, 0.02, 0.0, 0.0)
-    first = float(step(p, state, 0.015, 0.0, 0.0)[1])
-    step(p, state, -0.05, 0.0, 0.0)
-    assert float(step(p, state, 0.015, 0.0, 0.0)[1]) == first
+    state, _ = step(p, state, ElementInputs(0.02, 0.0), 0.0)
+    first = float(step(p, state, ElementInputs(0.015, 0.0), 0.0)[1])
+    step(p, state, ElementInputs(-0.05, 0.0), 0.0)
+    assert float(step(p, state, ElementInputs(0.015, 0.0), 0.0)[1]) == first
     assert float(state.displacement) == 0.02
 
 

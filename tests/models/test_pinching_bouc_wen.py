@@ -17,6 +17,7 @@ from scipy.integrate import solve_ivp
 from rths_ident.models import (
     BoucWen,
     BoucWenParams,
+    ElementInputs,
     ParameterError,
     PinchingBoucWen,
     PinchingBoucWenParams,
@@ -40,10 +41,10 @@ def pinched(n=1.0, substeps=4, **changes):
 
 @jax.jit
 def _run(params, x, v):
-    def body(state, xv):
-        return PinchingBoucWen.step(params, state, xv[0], xv[1], 0.0)
+    def body(state, inputs):
+        return PinchingBoucWen.step(params, state, inputs, 0.0)
 
-    return jax.lax.scan(body, PinchingBoucWen.init(params), (x, v))
+    return jax.lax.scan(body, PinchingBoucWen.init(params), ElementInputs(x, v))
 
 
 def run_states(params, x, v=None):
@@ -186,10 +187,10 @@ def test_pinching_reduces_the_reloading_tangent_near_z0_by_h():
     h = 1.0 - zeta1 * np.exp(-((z0 / zeta2) ** 2))
     slope = (1.0 - nu * abs(z0) * (p.gamma + p.beta * np.sign(z0))) / eta
     expected = ALPHA * K + (1.0 - ALPHA) * K * h * slope
-    tangent = float(PinchingBoucWen.tangent(p, state, state.displacement, 1.0, 0.0))
+    tangent = float(PinchingBoucWen.tangent(p, state, ElementInputs(state.displacement, 1.0), 0.0))
     assert tangent == pytest.approx(expected, rel=1e-10)
     unpinched = dataclasses.replace(p, zeta_s=0.0)
-    tangent_unpinched = float(PinchingBoucWen.tangent(unpinched, state, state.displacement, 1.0, 0.0))
+    tangent_unpinched = float(PinchingBoucWen.tangent(unpinched, state, ElementInputs(state.displacement, 1.0), 0.0))
     assert (tangent - ALPHA * K) / (tangent_unpinched - ALPHA * K) == pytest.approx(h, rel=1e-10)
     assert h < 0.3  # the loop is visibly narrowed: reloading stiffness ≤ 30 % near z = 0
 

@@ -41,12 +41,13 @@ class Spring:
         return SpringState(jnp.zeros(()))
 
     @staticmethod
-    def step(params, state, x, v, dt):
+    def step(params, state, inputs, dt):
+        x = inputs.displacement
         return SpringState(jnp.asarray(x, dtype=jnp.float64)), params.stiffness * x
 
     @staticmethod
-    def tangent(params, state, x, v, dt):
-        return params.stiffness + 0.0 * x
+    def tangent(params, state, inputs, dt):
+        return params.stiffness + 0.0 * inputs.displacement
 
 
 @params_dataclass
@@ -67,12 +68,13 @@ class Kelvin:
         return SpringState(jnp.zeros(()))
 
     @staticmethod
-    def step(params, state, x, v, dt):
+    def step(params, state, inputs, dt):
+        x, v = inputs.displacement, inputs.velocity
         return SpringState(jnp.asarray(x, dtype=jnp.float64)), params.stiffness * x + params.damping * v
 
     @staticmethod
-    def tangent(params, state, x, v, dt):
-        return params.stiffness + 0.0 * x
+    def tangent(params, state, inputs, dt):
+        return params.stiffness + 0.0 * inputs.displacement
 
 
 def elcentro_m_s2(n_samples: int | None = None) -> np.ndarray:

@@ -13,7 +13,7 @@ from _structures_helpers import K_COLUMN, Spring, SpringParams
 
 from rths_ident._params import ParameterError
 from rths_ident.datasets import load_ground_motion
-from rths_ident.models import BilinearKinematic, BilinearParams, BoucWen, BoucWenParams
+from rths_ident.models import BilinearKinematic, BilinearParams, BoucWen, BoucWenParams, ElementInputs
 from rths_ident.structures import (
     AlphaOS,
     CentralDifference,
@@ -278,7 +278,7 @@ def native_with_update(model_cls, p_before, p_after, x, update_at):
     out = []
     for k, xk in enumerate(x):
         p = p_before if k < update_at else p_after
-        state, f = step(p, state, xk, 0.0, RECORD_DT)
+        state, f = step(p, state, ElementInputs(xk, 0.0), RECORD_DT)
         out.append(float(f))
     return np.array(out)
 

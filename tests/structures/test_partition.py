@@ -12,6 +12,7 @@ from rths_ident.structures.numerical_substructure import NativeSubstructure
 from _structures_helpers import K_COLUMN, Spring, SpringParams, elcentro_m_s2
 
 from rths_ident._params import ParameterError
+from rths_ident.models import ElementInputs
 from rths_ident.structures import (
     AlphaOS,
     CentralDifference,
@@ -86,8 +87,8 @@ def test_stepwise_predict_measure_feed_back_loop_equals_monolithic():
     displacements = []
     target, velocity = num.initial_target(), np.zeros(1)  # command to the actuator; predictor velocity
     for ag in record:
-        specimen_state, measured = part.interface.model.step(part.interface_params, specimen_state, target[0],
-                                                             velocity[0], dt)
+        specimen_state, measured = part.interface.model.step(part.interface_params, specimen_state,
+                                                             ElementInputs(target[0], velocity[0]), dt)
         target, log = num.step(np.atleast_1d(measured), ag)
         velocity = (log["velocity"] + 0.5 * dt * log["acceleration"])[list(part.interface_dofs)]
         displacements.append(np.asarray(log["displacement"]))

@@ -31,7 +31,7 @@ from rths_ident.hybrid.hybrid_test import (
 from rths_ident.hybrid.scenarios import lugre_frame as lf
 from rths_ident.hybrid.virtual_site import fast_params as fast_side_params
 from rths_ident.hybrid.virtual_site import initial_fast_state
-from rths_ident.models import ModifiedLuGre
+from rths_ident.models import ElementInputs, ModifiedLuGre
 
 
 def _best(fn, repeats: int) -> float:
@@ -120,14 +120,15 @@ def components(n_steps: int = 8000, repeats: int = 3) -> dict:
     x = 0.04 * jnp.sin(2 * np.pi * 1.0 * t) * t / t[-1]
     v = jnp.gradient(x) / dt
     spec = fp["specimen"]
-    _, force = jax.lax.scan(lambda s, xv: ModifiedLuGre.step(spec, s, xv[0], xv[1], dt), ModifiedLuGre.init(spec), (x, v))
+    _, force = jax.lax.scan(lambda s, i: ModifiedLuGre.step(spec, s, i, dt), ModifiedLuGre.init(spec),
+                            ElementInputs(x, v))
     from rths_ident.estimators import lugre_identifier  # noqa: PLC0415
     from rths_ident.hybrid.compensation import CompensatorInputs, damb  # noqa: PLC0415
 
     transfer = act.TransferSystemParams(actuator=fp["actuator"], specimen=spec, specimen_model=ModifiedLuGre)
     cases = {
         "specimen (modified LuGre step)": lambda: jax.lax.scan(
-            lambda s, xv: ModifiedLuGre.step(spec, s, xv[0], xv[1], dt), ModifiedLuGre.init(spec), (x, v)),
+            lambda s, i: ModifiedLuGre.step(spec, s, i, dt), ModifiedLuGre.init(spec), ElementInputs(x, v)),
         "actuator + specimen (RK4)": lambda: jax.lax.scan(
             lambda s, i: act.actuator_step(transfer, s, i, dt), fs["actuator"], act.ActuatorInputs(x)),
         "sensor channel": lambda: jax.lax.scan(

@@ -3,8 +3,9 @@
 The specimen is displacement-driven (the RTHS case: the actuator imposes x, the load
 cell measures the restoring force R). For a model class ``Model`` (``ModifiedLuGre``,
 ``BoucWen``, ``DegradingBoucWen``, ``BilinearKinematic``, ``PinchingBoucWen``, …; each
-with static ``init(params)`` and ``step(params, state, x, v, dt) -> (state, force)``) and
-a tuple of identified fields θ of its ``Params``, the filter state is::
+with static ``init(params)`` and ``step(params, state, ElementInputs(x, v), dt) ->
+(state, force)``) and a tuple of identified fields θ of its ``Params``, the filter state
+is::
 
     s = [ model state entries / state_scale,  parameter coordinates u ]
 
@@ -19,7 +20,7 @@ a tuple of identified fields θ of its ``Params``, the filter state is::
 
 Process model (sample k−1 → k; measured x_{k−1}, x_k, ẋ_k)::
 
-    model state_k = Model.step(params(θ), State(x_{k−1}, model state_{k−1}), x_k, ẋ_k, Δt)[0]
+    model state_k = Model.step(params(θ), State(x_{k−1}, model state_{k−1}), ElementInputs(x_k, ẋ_k), Δt)[0]
     u_k           = u_{k−1}            (random walk through the process noise)
     params(θ)     = the guess Params with the identified fields replaced (a pytree
                     rebuild, not validated: sigma points may be anywhere)
@@ -61,6 +62,7 @@ from rths_ident._params import ParameterError, field_range, params_dataclass, un
 from rths_ident.estimators.online_identifier import Estimate, IdentifierInputs, OnlineIdentifier
 from rths_ident.estimators.sigma_points import MerweScaledSigmaPoints
 from rths_ident.estimators.ukf import UKFParams, UKFState, ukf_init, ukf_predict, ukf_update
+from rths_ident.models import ElementInputs
 
 __all__ = [
     "JointUKFParams",
@@ -174,7 +176,8 @@ def transition(s, dt, params: JointUKFParams, previous_displacement, displacemen
     """fx: the filter vector after x_{k−1} → x_k (``Model.step`` with the sigma point's
     θ; parameters unchanged)."""
     state, theta = _split(params, s, previous_displacement)
-    new_state, _ = params.model.step(model_params_at(params, theta), state, displacement, velocity, dt)
+    new_state, _ = params.model.step(model_params_at(params, theta), state, ElementInputs(displacement, velocity),
+                                     dt)
     n_s = _state_size(params.state_layout)
     return jnp.concatenate([_flat_state(params, new_state), s[n_s:]])
 
@@ -187,7 +190,7 @@ def _fx(s, _ukf_dt, params, previous_displacement, displacement, velocity, step_
 def measurement(s, params: JointUKFParams, displacement, velocity, dt):
     """hx: the model's restoring force [N] at the end state ``s`` (a zero-increment step)."""
     state, theta = _split(params, s, displacement)
-    _, force = params.model.step(model_params_at(params, theta), state, displacement, velocity, dt)
+    _, force = params.model.step(model_params_at(params, theta), state, ElementInputs(displacement, velocity), dt)
     return jnp.reshape(force, (1,))
 
 

@@ -91,6 +91,7 @@ from rths_ident.estimators import qp_projection as _qp
 from rths_ident.estimators import rls as _rls
 from rths_ident.estimators.online_identifier import Estimate, IdentifierInputs, OnlineIdentifier
 from rths_ident.metrics import parameter_error_percent
+from rths_ident.models import ElementInputs
 from rths_ident.models.lugre import LuGreParams, LuGreState, ModifiedLuGre
 
 __all__ = [
@@ -294,7 +295,7 @@ def residual_variance(state: LuGreIdentifierState):
 def _advance_observer(params: LuGreIdentifierParams, observer: LuGreState, theta, x, v, dt) -> LuGreState:
     lugre = _lugre_params(params, theta)
     if params.observer == "exact":  # static
-        new_observer, _ = ModifiedLuGre.step(lugre, observer, x, v, dt)
+        new_observer, _ = ModifiedLuGre.step(lugre, observer, ElementInputs(x, v), dt)
         return new_observer
     # seed 001 Eq. 4.10, forward Euler with the velocity of the step
     z = observer.z + dt * ModifiedLuGre.zdot(lugre, observer.z, v)

@@ -78,6 +78,7 @@ from rths_ident.estimators.lugre_identifier import RecordIdentifierWrapper
 from rths_ident.estimators.online_identifier import Estimate, IdentifierInputs, OnlineIdentifier
 from rths_ident.estimators.sigma_points import MerweScaledSigmaPoints
 from rths_ident.estimators.ukf import UKFParams, UKFState, ukf_init, ukf_predict, ukf_update
+from rths_ident.models import ElementInputs
 from rths_ident.models.lugre import LuGreParams, LuGreState, ModifiedLuGre
 
 __all__ = [
@@ -298,7 +299,7 @@ def lugre_transition(s, dt, params: LuGreUKFParams, previous_displacement, displ
     is unused (the update is exact in Δx)."""
     z, lugre = _physical(params, s)
     state = LuGreState(displacement=jnp.asarray(previous_displacement, jnp.float64), z=z)
-    new_state, _ = ModifiedLuGre.step(lugre, state, displacement, velocity, dt)
+    new_state, _ = ModifiedLuGre.step(lugre, state, ElementInputs(displacement, velocity), dt)
     return s.at[0].set(new_state.z / params.z_reference)
 
 

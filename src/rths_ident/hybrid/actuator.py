@@ -14,10 +14,10 @@ Model (SI units throughout; state ``[x, v, f_p, x_v, ∫e]``)::
 
 ``R`` is the restoring force of the specimen, from any element model with the
 ``rths_ident.models`` interface (static ``init(params)`` and
-``step(params, state, x, v, dt) -> (state, force)``). ``m`` is the moving mass (piston,
-rod, load cell and the specimen's participating mass) and ``c`` the extra viscous
-damping of the payload; the element model supplies only ``R`` — a mass it carries is
-not used here, so put it in ``moving_mass``.
+``step(params, state, ElementInputs(x, v), dt) -> (state, force)``). ``m`` is the moving
+mass (piston, rod, load cell and the specimen's participating mass) and ``c`` the extra
+viscous damping of the payload; the element model supplies only ``R`` — a mass it
+carries is not used here, so put it in ``moving_mass``.
 
 PID (Eq. 2.18): the derivative acts on the measurement (``−K_d ẋ``), not on the error,
 so a step in the held command gives no derivative kick. The thesis uses P only.
@@ -84,6 +84,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from rths_ident._params import ParameterError, field_range, params_dataclass
+from rths_ident.models import ElementInputs
 
 __all__ = [
     "INCH",
@@ -335,7 +336,7 @@ class TransferSystemParams:
     ``actuator``: :class:`CarrionSpencerParams`; ``specimen``: the model's Params
     (leaves, e.g. batched for ``vmap``); ``specimen_model``: a class of
     :mod:`rths_ident.models` (static ``init(params)`` and
-    ``step(params, state, x, v, dt) -> (state, force)``).
+    ``step(params, state, ElementInputs(x, v), dt) -> (state, force)``).
     """
 
     actuator: Any
@@ -464,16 +465,17 @@ def actuator_step(params: TransferSystemParams, state: ActuatorState, inputs: Ac
         y, specimen_state, force_start = carry
         k1 = _derivatives(params, command, y, force_start)
         y2 = y + 0.5 * h * k1
-        _, force2 = specimen_model.step(specimen_params, specimen_state, y2[0], y2[1], 0.5 * h)
+        _, force2 = specimen_model.step(specimen_params, specimen_state, ElementInputs(y2[0], y2[1]), 0.5 * h)
         k2 = _derivatives(params, command, y2, force2)
         y3 = y + 0.5 * h * k2
-        _, force3 = specimen_model.step(specimen_params, specimen_state, y3[0], y3[1], 0.5 * h)
+        _, force3 = specimen_model.step(specimen_params, specimen_state, ElementInputs(y3[0], y3[1]), 0.5 * h)
         k3 = _derivatives(params, command, y3, force3)
         y4 = y + h * k3
-        _, force4 = specimen_model.step(specimen_params, specimen_state, y4[0], y4[1], h)
+        _, force4 = specimen_model.step(specimen_params, specimen_state, ElementInputs(y4[0], y4[1]), h)
         k4 = _derivatives(params, command, y4, force4)
         y_new = y + (h / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
-        specimen_new, force_new = specimen_model.step(specimen_params, specimen_state, y_new[0], y_new[1], h)
+        specimen_new, force_new = specimen_model.step(specimen_params, specimen_state,
+                                                      ElementInputs(y_new[0], y_new[1]), h)
         return y_new, specimen_new, jnp.asarray(force_new, dtype=jnp.float64)
 
     y0 = jnp.stack([state.displacement, state.velocity, state.piston_force, state.valve_opening,
@@ -535,7 +537,8 @@ def ideal_actuator_step(params: TransferSystemParams, state: ActuatorState, inpu
     dt = jnp.asarray(dt, dtype=jnp.float64)
     v = (x - state.displacement) / dt
     accel = (v - state.velocity) / dt
-    specimen_state, restoring_force = specimen_model.step(specimen_params, state.specimen_state, x, v, dt)
+    specimen_state, restoring_force = specimen_model.step(specimen_params, state.specimen_state,
+                                                          ElementInputs(x, v), dt)
     restoring_force = jnp.asarray(restoring_force, dtype=jnp.float64)
     time = state.time + dt
     stroke_bad = jnp.abs(x) > params.stroke_limit

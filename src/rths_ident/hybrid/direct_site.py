@@ -20,13 +20,14 @@ import jax.numpy as jnp
 import numpy as np
 
 from rths_ident.hybrid.site import SiteReading
+from rths_ident.models import ElementInputs
 
 
 @functools.lru_cache(maxsize=32)
 def _compiled_step(model: type, dt: float):
     def step(params, state, previous, target):
         velocity = (target - previous) / dt
-        state, force = model.step(params, state, target, velocity, dt)
+        state, force = model.step(params, state, ElementInputs(target, velocity), dt)
         return state, force
 
     return jax.jit(step)
@@ -36,7 +37,7 @@ class DirectSite:
     """A specimen model of :mod:`rths_ident.models` behind the
     :class:`~rths_ident.hybrid.site.Site` protocol (one interface DOF).
 
-    model : the model class (``init(params)``, ``step(params, state, x, v, dt)``).
+    model : the model class (``init(params)``, ``step(params, state, ElementInputs(x, v), dt)``).
     params : its Params (SI).
     dt : slow step Δt_n [s].
     """

@@ -13,6 +13,7 @@ CONTRIBUTING.md, "Hysteretic element models").
 
 from rths_ident._params import ParameterError
 from rths_ident.models.base import (
+    ElementInputs,
     HystereticModel,
     direction_of_motion,
     tangent_from_step,
@@ -34,6 +35,7 @@ from rths_ident.models.pinching_bouc_wen import (
 )
 
 __all__ = [
+    "ElementInputs",
     "HystereticModel",
     "ParameterError",
     "tangent_from_step",

@@ -4,8 +4,8 @@ element models").
 Every model is a class whose *static* methods are the functional core::
 
     state = Model.init(params)
-    state, force = Model.step(params, state, x, v, dt)   # x, v at the END of the step
-    stiffness = Model.tangent(params, state, x, v, dt)    # dF/dx at the end of the step
+    state, force = Model.step(params, state, ElementInputs(x, v), dt)   # x, v at the END of the step
+    stiffness = Model.tangent(params, state, ElementInputs(x, v), dt)    # dF/dx at the end of the step
 
 and whose instances are a thin stateful wrapper with no maths of its own::
 
@@ -13,14 +13,18 @@ and whose instances are a thin stateful wrapper with no maths of its own::
     model.params                              # the validated Params container
     model.force_history(displacement, dt)     # displacement-driven, like OpenSees setStrain
 
+``step``/``tangent`` have the library's one component shape (docs/hybrid/components.md):
+``inputs`` is the NamedTuple :class:`ElementInputs` ``(displacement, velocity)``; a record
+for ``jax.lax.scan`` is the same NamedTuple with a leading time axis on each field.
+
 Conventions shared by all models
 --------------------------------
 * ``state`` is the *committed* state at the start of the step and always stores the
   displacement of that instant (``state.displacement``); the displacement increment of
-  the step is ``x - state.displacement``. ``step`` never mutates anything, so an
-  implicit integrator may call it repeatedly from the same committed state with
-  different trial ``(x, v)``; nothing is committed until the caller keeps the returned
-  state.
+  the step is ``inputs.displacement - state.displacement``. ``step`` never mutates
+  anything, so an implicit integrator may call it repeatedly from the same committed
+  state with different trial inputs; nothing is committed until the caller keeps the
+  returned state.
 * ``force`` is the restoring force [N] (SI units unless a model's docstring says
   otherwise). Inertia forces of a specimen's own mass are not part of it; models that
   carry a mass give it by a separate static ``inertia_force(params, a)``.
@@ -32,7 +36,7 @@ Conventions shared by all models
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, ClassVar
+from typing import Any, Callable, ClassVar, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -41,6 +45,7 @@ import numpy as np
 from rths_ident._params import ParameterError
 
 __all__ = [
+    "ElementInputs",
     "HystereticModel",
     "tangent_from_step",
     "velocity_from_displacement",
@@ -48,23 +53,37 @@ __all__ = [
 ]
 
 
-def tangent_from_step(step: Callable, params, state, x, v, dt) -> jax.Array:
-    """∂F/∂x at the end of the step, by forward-mode differentiation of ``step``.
+class ElementInputs(NamedTuple):
+    """Inputs of an element model's ``step``/``tangent``: where the element is at the
+    END of the step.
+
+    displacement : x [m] (for a storey column, the drift u[top] − u[bottom]).
+    velocity : ẋ [m/s] (rate-independent models use it only for the direction of
+        motion at a zero increment).
+    """
+
+    displacement: Any
+    velocity: Any
+
+
+def tangent_from_step(step: Callable, params, state, inputs: ElementInputs, dt) -> jax.Array:
+    """∂F/∂x at the end of the step, by forward-mode differentiation of ``step`` with
+    respect to ``inputs.displacement``.
 
     Used by models whose update has no short closed-form tangent. Velocity is held
     fixed (the damping part of a rate-dependent model is ∂F/∂v, not included). The
     derivative is jit-compiled once per ``step`` function (also when called eagerly).
     """
-    return _jitted_tangent(step)(params, state, x, v, dt)
+    return _jitted_tangent(step)(params, state, inputs, dt)
 
 
 @functools.lru_cache(maxsize=None)
 def _jitted_tangent(step: Callable):
-    def tangent(params, state, x, v, dt):
-        x = jnp.asarray(x, dtype=jnp.float64)
+    def tangent(params, state, inputs, dt):
+        x = jnp.asarray(inputs.displacement, dtype=jnp.float64)
 
         def force_at(trial_x):
-            return step(params, state, trial_x, v, dt)[1]
+            return step(params, state, ElementInputs(trial_x, inputs.velocity), dt)[1]
 
         return jax.jacfwd(force_at)(x)
 
@@ -117,15 +136,14 @@ def _history_function(model_cls: type, with_tangent: bool):
     def run(params, displacement, velocity, dt):
         state0 = model_cls.init(params)
 
-        def body(state, xv):
-            x, v = xv
-            new_state, force = model_cls.step(params, state, x, v, dt)
+        def body(state, inputs):
+            new_state, force = model_cls.step(params, state, inputs, dt)
             if with_tangent:
-                stiffness = model_cls.tangent(params, state, x, v, dt)
+                stiffness = model_cls.tangent(params, state, inputs, dt)
                 return new_state, (force, stiffness)
             return new_state, force
 
-        _, out = jax.lax.scan(body, state0, (displacement, velocity))
+        _, out = jax.lax.scan(body, state0, ElementInputs(displacement, velocity))
         return out
 
     return jax.jit(run)
@@ -158,11 +176,11 @@ class HystereticModel:
         raise NotImplementedError
 
     @staticmethod
-    def step(params, state, x, v, dt):  # pragma: no cover - abstract
+    def step(params, state, inputs: ElementInputs, dt):  # pragma: no cover - abstract
         raise NotImplementedError
 
     @staticmethod
-    def tangent(params, state, x, v, dt):  # pragma: no cover - abstract
+    def tangent(params, state, inputs: ElementInputs, dt):  # pragma: no cover - abstract
         raise NotImplementedError
 
     # -- thin wrapper ---------------------------------------------------------------
@@ -193,7 +211,7 @@ class HystereticModel:
         """Step-wise use: move to displacement ``x`` [m] with velocity ``v`` [m/s] at the
         end of a step of ``dt`` [s], commit the new state, return the restoring force [N].
         """
-        self.state, force = _jitted_step(type(self))(self.params, self.state, x, v, dt)
+        self.state, force = _jitted_step(type(self))(self.params, self.state, ElementInputs(x, v), dt)
         return float(force)
 
     def _needs_velocity(self) -> bool:

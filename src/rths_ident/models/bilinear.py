@@ -24,7 +24,7 @@ import jax
 import jax.numpy as jnp
 
 from rths_ident._params import field_range, params_dataclass
-from rths_ident.models.base import HystereticModel
+from rths_ident.models.base import ElementInputs, HystereticModel
 
 __all__ = ["BilinearParams", "BilinearState", "BilinearKinematic"]
 
@@ -50,7 +50,7 @@ class BilinearState(NamedTuple):
 class BilinearKinematic(HystereticModel):
     """Bilinear kinematic hardening (exact return mapping; = OpenSees Steel01, a_i = 0).
 
-    Rate-independent (``dt`` and ``v`` unused).
+    Rate-independent (``dt`` and ``inputs.velocity`` unused).
     """
 
     Params = BilinearParams
@@ -69,17 +69,17 @@ class BilinearKinematic(HystereticModel):
         return hardening - offset, hardening + offset
 
     @staticmethod
-    def step(params: BilinearParams, state: BilinearState, x, v, dt):
-        x = jnp.asarray(x, dtype=jnp.float64)
+    def step(params: BilinearParams, state: BilinearState, inputs: ElementInputs, dt):
+        x = jnp.asarray(inputs.displacement, dtype=jnp.float64)
         trial = state.force + params.k * (x - state.displacement)
         lower, upper = BilinearKinematic._bounds(params, x)
         force = jnp.minimum(jnp.maximum(trial, lower), upper)
         return BilinearState(displacement=x, force=force), force
 
     @staticmethod
-    def tangent(params: BilinearParams, state: BilinearState, x, v, dt):
+    def tangent(params: BilinearParams, state: BilinearState, inputs: ElementInputs, dt):
         """k inside the elastic range, b·k on a hardening line [N/m]."""
-        x = jnp.asarray(x, dtype=jnp.float64)
+        x = jnp.asarray(inputs.displacement, dtype=jnp.float64)
         trial = state.force + params.k * (x - state.displacement)
         lower, upper = BilinearKinematic._bounds(params, x)
         yielding = (trial > upper) | (trial < lower)

@@ -40,6 +40,7 @@ from rths_ident.models._bouc_wen_increment import (
     ultimate_value,
 )
 from rths_ident.models.base import (
+    ElementInputs,
     HystereticModel,
     direction_of_motion,
     is_concrete,
@@ -138,10 +139,10 @@ class BoucWen(HystereticModel):
         return params.alpha * params.k * x + (1.0 - params.alpha) * params.k * z
 
     @staticmethod
-    def step(params: BoucWenParams, state: BoucWenState, x, v, dt):
-        x = jnp.asarray(x, dtype=jnp.float64)
+    def step(params: BoucWenParams, state: BoucWenState, inputs: ElementInputs, dt):
+        x = jnp.asarray(inputs.displacement, dtype=jnp.float64)
         dx = x - state.displacement
-        s = direction_of_motion(dx, v)
+        s = direction_of_motion(dx, inputs.velocity)
         sub_dx = dx / params.substeps
 
         def substep(z):
@@ -153,9 +154,9 @@ class BoucWen(HystereticModel):
         return BoucWenState(displacement=x, z=z), BoucWen.force(params, x, z)
 
     @staticmethod
-    def tangent(params: BoucWenParams, state: BoucWenState, x, v, dt):
+    def tangent(params: BoucWenParams, state: BoucWenState, inputs: ElementInputs, dt):
         """∂F/∂x at the end of the step [N/m] (consistent with the discrete update)."""
-        return tangent_from_step(BoucWen.step, params, state, x, v, dt)
+        return tangent_from_step(BoucWen.step, params, state, inputs, dt)
 
     # -- linear-in-parameters form of the z equation ------------------------------
     @staticmethod

@@ -54,6 +54,7 @@ import numpy as np
 from rths_ident._params import ParameterError, field_range, params_dataclass
 from rths_ident.models._bouc_wen_increment import backward_euler_increment, integrate_increment
 from rths_ident.models.base import (
+    ElementInputs,
     HystereticModel,
     direction_of_motion,
     is_concrete,
@@ -177,9 +178,9 @@ class DegradingBoucWen(HystereticModel):
         )
 
     @staticmethod
-    def step(params: DegradingBoucWenParams, state: DegradingBoucWenState, x, v, dt):
-        x = jnp.asarray(x, dtype=jnp.float64)
-        v = jnp.asarray(v, dtype=jnp.float64)
+    def step(params: DegradingBoucWenParams, state: DegradingBoucWenState, inputs: ElementInputs, dt):
+        x = jnp.asarray(inputs.displacement, dtype=jnp.float64)
+        v = jnp.asarray(inputs.velocity, dtype=jnp.float64)
         dx = x - state.displacement
         s = direction_of_motion(dx, v)
         sub_dx = dx / params.substeps
@@ -206,9 +207,9 @@ class DegradingBoucWen(HystereticModel):
         return new_state, force
 
     @staticmethod
-    def tangent(params: DegradingBoucWenParams, state: DegradingBoucWenState, x, v, dt):
+    def tangent(params: DegradingBoucWenParams, state: DegradingBoucWenState, inputs: ElementInputs, dt):
         """∂F/∂x at fixed ẋ [N/m]."""
-        return tangent_from_step(DegradingBoucWen.step, params, state, x, v, dt)
+        return tangent_from_step(DegradingBoucWen.step, params, state, inputs, dt)
 
     @staticmethod
     def inertia_force(params: DegradingBoucWenParams, a):

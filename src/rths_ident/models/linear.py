@@ -17,7 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from rths_ident._params import field_range, params_dataclass
-from rths_ident.models.base import HystereticModel
+from rths_ident.models.base import ElementInputs, HystereticModel
 
 __all__ = ["LinearParams", "LinearState", "LinearElement"]
 
@@ -49,14 +49,14 @@ class LinearElement(HystereticModel):
         return LinearState(displacement=jnp.zeros((), dtype=jnp.float64))
 
     @staticmethod
-    def step(params: LinearParams, state: LinearState, x, v, dt):
-        x = jnp.asarray(x, dtype=jnp.float64)
-        force = params.c * v + params.k * x
+    def step(params: LinearParams, state: LinearState, inputs: ElementInputs, dt):
+        x = jnp.asarray(inputs.displacement, dtype=jnp.float64)
+        force = params.c * inputs.velocity + params.k * x
         return LinearState(displacement=x), force
 
     @staticmethod
-    def tangent(params: LinearParams, state: LinearState, x, v, dt):
-        return params.k + 0.0 * jnp.asarray(x, dtype=jnp.float64)
+    def tangent(params: LinearParams, state: LinearState, inputs: ElementInputs, dt):
+        return params.k + 0.0 * jnp.asarray(inputs.displacement, dtype=jnp.float64)
 
     @staticmethod
     def inertia_force(params: LinearParams, a):

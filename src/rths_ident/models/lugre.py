@@ -31,6 +31,7 @@ import jax.numpy as jnp
 
 from rths_ident._params import field_range, params_dataclass
 from rths_ident.models.base import (
+    ElementInputs,
     HystereticModel,
     check_scalar as _check_scalar,
     direction_of_motion,
@@ -100,10 +101,10 @@ class ModifiedLuGre(HystereticModel):
         return v - params.sigma0 / params.Fc * jnp.abs(v) * z
 
     @staticmethod
-    def step(params: LuGreParams, state: LuGreState, x, v, dt):
-        """Advance to displacement ``x`` [m] / velocity ``v`` [m/s]; exact z update."""
-        x = jnp.asarray(x, dtype=jnp.float64)
-        v = jnp.asarray(v, dtype=jnp.float64)
+    def step(params: LuGreParams, state: LuGreState, inputs: ElementInputs, dt):
+        """Advance to ``inputs.displacement`` [m] / ``inputs.velocity`` [m/s]; exact z update."""
+        x = jnp.asarray(inputs.displacement, dtype=jnp.float64)
+        v = jnp.asarray(inputs.velocity, dtype=jnp.float64)
         dx = x - state.displacement
         s = direction_of_motion(dx, v)
         rate = params.sigma0 / params.Fc  # σ0/F_C [1/m]
@@ -114,9 +115,9 @@ class ModifiedLuGre(HystereticModel):
         return LuGreState(displacement=x, z=z), force
 
     @staticmethod
-    def tangent(params: LuGreParams, state: LuGreState, x, v, dt):
+    def tangent(params: LuGreParams, state: LuGreState, inputs: ElementInputs, dt):
         """∂R/∂x at fixed ẋ [N/m] (one-sided in the direction of motion at Δx = 0)."""
-        return tangent_from_step(ModifiedLuGre.step, params, state, x, v, dt)
+        return tangent_from_step(ModifiedLuGre.step, params, state, inputs, dt)
 
     # -- linear-in-parameters form (Eqs. 4.1–4.5, 4.15–4.17) ---------------------
     @staticmethod

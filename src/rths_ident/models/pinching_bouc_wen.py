@@ -57,6 +57,7 @@ from rths_ident.models._bouc_wen_increment import (
     ultimate_value,
 )
 from rths_ident.models.base import (
+    ElementInputs,
     HystereticModel,
     direction_of_motion,
     is_concrete,
@@ -202,10 +203,10 @@ class PinchingBoucWen(HystereticModel):
         return params.alpha * params.k * x + (1.0 - params.alpha) * params.k * z
 
     @staticmethod
-    def step(params: PinchingBoucWenParams, state: PinchingBoucWenState, x, v, dt):
-        x = jnp.asarray(x, dtype=jnp.float64)
+    def step(params: PinchingBoucWenParams, state: PinchingBoucWenState, inputs: ElementInputs, dt):
+        x = jnp.asarray(inputs.displacement, dtype=jnp.float64)
         dx = x - state.displacement
-        s = direction_of_motion(dx, v)
+        s = direction_of_motion(dx, inputs.velocity)
         sub_dx = dx / params.substeps
         hysteretic_stiffness = (1.0 - params.alpha) * params.k
 
@@ -225,6 +226,6 @@ class PinchingBoucWen(HystereticModel):
         return new_state, PinchingBoucWen.force(params, x, z)
 
     @staticmethod
-    def tangent(params: PinchingBoucWenParams, state: PinchingBoucWenState, x, v, dt):
+    def tangent(params: PinchingBoucWenParams, state: PinchingBoucWenState, inputs: ElementInputs, dt):
         """∂F/∂x at the end of the step [N/m] (consistent with the discrete update)."""
-        return tangent_from_step(PinchingBoucWen.step, params, state, x, v, dt)
+        return tangent_from_step(PinchingBoucWen.step, params, state, inputs, dt)

@@ -1,14 +1,15 @@
 """Element groups: columns of a shear building evaluated together with ``jax.vmap``.
 
 A *group* is ``count`` columns that share one model class (``rths_ident.models``
-interface: static ``init(params)``, ``step(params, state, x, v, dt)``,
-``tangent(params, state, x, v, dt)``) and connect the same two degrees of freedom: the
-floor at ``top_dof`` and the floor (or the ground, ``bottom_dof=None``) below it. Their
-parameters are ONE batched Params pytree whose leaves have a leading axis of length
-``count``; their states are likewise one batched state. The group's force on the
-structure is the sum of the column forces, acting on ``top_dof`` (+) and ``bottom_dof``
-(−); the storey drift ``x = u[top] − u[bottom]`` and drift velocity ``v`` are the same
-for every column of the group (shear-building assumption, seed 001 §3.2).
+interface: static ``init(params)``, ``step(params, state, ElementInputs(x, v), dt)``,
+``tangent(params, state, ElementInputs(x, v), dt)``) and connect the same two degrees of
+freedom: the floor at ``top_dof`` and the floor (or the ground, ``bottom_dof=None``)
+below it. Their parameters are ONE batched Params pytree whose leaves have a leading
+axis of length ``count``; their states are likewise one batched state. The group's force
+on the structure is the sum of the column forces, acting on ``top_dof`` (+) and
+``bottom_dof`` (−); the storey drift ``x = u[top] − u[bottom]`` and drift velocity ``v``
+are the same for every column of the group (shear-building assumption, seed 001 §3.2),
+so the columns' ``step`` is vmapped over params and state with one ``ElementInputs``.
 
 Keeping a storey's columns as one batched pytree is what lets the model-updating hook
 replace the parameters of all numerical columns at once as pytree leaves.
@@ -22,6 +23,8 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+
+from rths_ident.models import ElementInputs
 
 __all__ = [
     "ElementGroup",
@@ -112,13 +115,13 @@ class ElementGroup(NamedTuple):
     def column_forces(self, batched_params, batched_state, x, v, dt):
         """``(new_batched_state, forces[count])``: each column stepped to drift ``x`` [m]
         and drift velocity ``v`` [m/s] at the end of the step from its committed state."""
-        stepper = jax.vmap(self.model.step, in_axes=(0, 0, None, None, None))
-        return stepper(batched_params, batched_state, x, v, dt)
+        stepper = jax.vmap(self.model.step, in_axes=(0, 0, None, None))
+        return stepper(batched_params, batched_state, ElementInputs(x, v), dt)
 
     def column_tangents(self, batched_params, batched_state, x, v, dt):
         """∂F/∂x of each column [N/m] (``model.tangent`` vmapped)."""
-        tangent = jax.vmap(self.model.tangent, in_axes=(0, 0, None, None, None))
-        return tangent(batched_params, batched_state, x, v, dt)
+        tangent = jax.vmap(self.model.tangent, in_axes=(0, 0, None, None))
+        return tangent(batched_params, batched_state, ElementInputs(x, v), dt)
 
     def nodal_force(self, n_dof, batched_params, batched_state, u, v, dt):
         """``(new_batched_state, nodal force vector [n_dof] N, column forces [count] N)``."""
@@ -167,10 +170,10 @@ class InterfaceElement(NamedTuple):
     def __call__(self, params, state, u, v, dt):
         x = drift(u, self.top_dof, self.bottom_dof)
         xdot = drift(v, self.top_dof, self.bottom_dof)
-        new_state, force = self.model.step(params, state, x, xdot, dt)
+        new_state, force = self.model.step(params, state, ElementInputs(x, xdot), dt)
         return new_state, _scatter_force(self.n_dof, self.top_dof, self.bottom_dof, force)
 
     def initial_nodal_stiffness(self, params, dt):
         """The element's tangent at its virgin state, assembled [n_dof × n_dof] N/m."""
-        k = self.model.tangent(params, self.model.init(params), 0.0, 0.0, dt)
+        k = self.model.tangent(params, self.model.init(params), ElementInputs(0.0, 0.0), dt)
         return _scatter_stiffness(self.n_dof, self.top_dof, self.bottom_dof, k)

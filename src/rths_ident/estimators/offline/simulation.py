@@ -15,6 +15,7 @@ import numpy as np
 
 from rths_ident.estimators.offline.fit_data import FitData
 from rths_ident.estimators.offline.model_specs import ModelSpec
+from rths_ident.models import ElementInputs
 
 __all__ = ["NormalisedRecord", "normalised_record", "simulate_force", "simulate_fields", "simulate_normalised"]
 
@@ -53,11 +54,10 @@ def simulate_force(model_class, params, displacement, velocity, dt, acceleration
     """
     state0 = model_class.init(params)
 
-    def body(state, xv):
-        x, v = xv
-        return model_class.step(params, state, x, v, dt)
+    def body(state, inputs):
+        return model_class.step(params, state, inputs, dt)
 
-    _, force = jax.lax.scan(body, state0, (displacement, velocity))
+    _, force = jax.lax.scan(body, state0, ElementInputs(displacement, velocity))
     if acceleration is not None and hasattr(model_class, "inertia_force"):
         force = force + model_class.inertia_force(params, acceleration)
     return force
