@@ -11,7 +11,6 @@ from filterpy.kalman import MerweScaledSigmaPoints as FilterpyPoints
 from filterpy.kalman import UnscentedKalmanFilter as FilterpyUKF
 
 import jax
-import jax.numpy as jnp
 
 from rths_ident._params import ParameterError
 from rths_ident.estimators.boucwen_ukf_identifier import (

@@ -39,7 +39,6 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from rths_ident._params import ParameterError, field_range, params_dataclass
 from rths_ident.hybrid.rate_transition._wrapper import RateTransitionWrapper

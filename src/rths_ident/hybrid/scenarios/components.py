@@ -20,6 +20,13 @@ from rths_ident.hybrid.rate_transition import ddmrt, predictor_corrector, wiener
 from rths_ident.hybrid.scenarios.config import HybridTestConfig
 from rths_ident.estimators.online_identifier import OnlineIdentifier
 from rths_ident.hybrid.virtual_site import FastSide, Strategy, no_identifier_log
+from rths_ident.structures import AlphaOS, CentralDifference, ExplicitNewmark
+
+
+#: the native explicit integrators a scenario's NS may use (α-OS with α = −0.1, the
+#: thesis' α_OS = 0.9), by their command-line names
+NATIVE_INTEGRATORS = {"alpha-os": lambda structure: AlphaOS(structure, alpha=-0.1),
+                      "newmark-explicit": ExplicitNewmark, "central-difference": CentralDifference}
 
 
 def slow_record(cfg: HybridTestConfig):

@@ -32,26 +32,18 @@ from rths_ident.hybrid.hybrid_test import HybridTest, NativeNS, native_substruct
 from rths_ident.hybrid.model_updating import UpdateGuards
 from rths_ident.hybrid.results import run_scenario as run_hybrid_test
 from rths_ident.hybrid.scenarios import components
+from rths_ident.hybrid.scenarios.components import NATIVE_INTEGRATORS
 from rths_ident.hybrid.scenarios.config import HybridTestConfig
 from rths_ident.estimators.online_identifier import OnlineIdentifier
 from rths_ident.hybrid.virtual_site import no_identifier_log
 from rths_ident._params import ParameterError
-from rths_ident.structures import (
-    AlphaOS,
-    CentralDifference,
-    ExplicitNewmark,
-    partition_column,
-    set_column_params,
-    three_storey_two_bay_frame,
-)
+from rths_ident.structures import partition_column, set_column_params, three_storey_two_bay_frame
 from rths_ident.structures.numerical_substructure import native_ns_step
 from rths_ident.structures.structure import with_changes
 
 FLOORS = ("floor1", "floor2", "floor3")
 NS_KINDS = ("native", "opensees")
-#: native explicit integrators of the frame NS (α-OS with α = −0.1, as the thesis' α_OS = 0.9)
-FRAME_INTEGRATORS = {"alpha-os": lambda s: AlphaOS(s, alpha=-0.1), "newmark-explicit": ExplicitNewmark,
-                     "central-difference": CentralDifference}
+
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,8 +61,8 @@ class FrameTestConfig(HybridTestConfig):
 
     def __post_init__(self):
         super().__post_init__()
-        if self.integrator not in FRAME_INTEGRATORS:
-            self.bad("integrator", " | ".join(FRAME_INTEGRATORS))
+        if self.integrator not in NATIVE_INTEGRATORS:
+            self.bad("integrator", " | ".join(NATIVE_INTEGRATORS))
         if self.ns not in NS_KINDS:
             self.bad("ns", " | ".join(NS_KINDS))
         if self.floor_mass is not None and not (np.isfinite(self.floor_mass) and self.floor_mass > 0):
@@ -115,7 +107,7 @@ def build(cfg: FrameTestConfig, column: ColumnUnderTest) -> HybridTest:
     true_frame = three_storey_two_bay_frame(cfg.mass, model, column.true_column)
     damping = true_frame.rayleigh_damping(cfg.rayleigh_zeta, (1, 2))[0]
     ref_structure, ref_params = true_frame.to_structure(damping=damping)
-    make_integrator = FRAME_INTEGRATORS[cfg.integrator]
+    make_integrator = NATIVE_INTEGRATORS[cfg.integrator]
     reference_integrator = make_integrator(ref_structure)
     guess_frame = three_storey_two_bay_frame(cfg.mass, model, column.initial_column)
     part = partition_column(guess_frame, storey=1, column=-1, damping=damping)

@@ -51,7 +51,6 @@ import dataclasses
 import functools
 from typing import ClassVar
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -63,10 +62,10 @@ from rths_ident.hybrid.hybrid_test import HybridTest, NativeNS
 from rths_ident.hybrid.model_updating import UpdateGuards
 from rths_ident.hybrid.results import run_scenario as run_hybrid_test
 from rths_ident.hybrid.scenarios import components
+from rths_ident.hybrid.scenarios.components import NATIVE_INTEGRATORS
 from rths_ident.hybrid.scenarios.config import HybridTestConfig
 from rths_ident.hybrid.virtual_site import null_identifier
 from rths_ident.models import DegradingBoucWen
-from rths_ident.structures import AlphaOS, CentralDifference, ExplicitNewmark
 from rths_ident.structures.numerical_substructure import NativeSubstructure, native_ns_step
 from rths_ident.structures.rc_frame import rc_frame_structure
 from rths_ident.structures.structure import with_changes
@@ -78,8 +77,6 @@ OPTIONS = ("case", "ns", "ns_model", "integrator", "damping")
 NS_KINDS = ("native", "opensees")
 NS_MODELS = ("linear", "nonlinear")
 INTEGRATORS = ("alpha-os", "newmark-explicit", "central-difference", "newmark-fixed-iter")
-NATIVE_INTEGRATORS = {"alpha-os": lambda s: AlphaOS(s, alpha=-0.1), "newmark-explicit": ExplicitNewmark,
-                      "central-difference": CentralDifference}
 FLOORS = ("floor1", "floor2", "floor3")
 
 
