@@ -44,7 +44,7 @@ def _report(result: dict) -> str:
         f"{result['compensation']} compensation, {result['transition']} transition",
         f"  J2 (tracking) {result['J2_percent']:.3f} %   τ {result['tau_ms']:.3f} ms   "
         f"J4 force {result['J4_force_percent']:.3f} %",
-        f"  {'roof' if roof == 'floor3' else roof} J4 [%]: "
+        "  roof J4 [%]: "
         + "   ".join(f"{m} {v[m]['J4_percent'][roof]:.3f}" for m in v),
         "  identified / true:",
     ]

@@ -88,8 +88,9 @@ def plot_frame_test(result: dict, out_dir, param_labels: dict, force_lines: dict
 
     # 2. reference vs hybrid, all floors
     fig = Figure(figsize=(11, 7))
-    for i in range(3):
-        ax = fig.add_subplot(3, 1, 3 - i)
+    n_floors = ref.shape[1]
+    for i in range(n_floors):
+        ax = fig.add_subplot(n_floors, 1, n_floors - i)
         ax.plot(t_slow, ref[:, i] * 1e3, color="k", lw=1.2, label="reference (monolithic, true model)")
         for mode, lg in logs.items():
             colour, label = VARIANT_STYLE[mode]
@@ -137,9 +138,9 @@ def plot_frame_test(result: dict, out_dir, param_labels: dict, force_lines: dict
     for k, mode in enumerate(shown):
         ax = fig.add_subplot(1, len(shown), k + 1)
         colour, label = VARIANT_STYLE[mode]
-        j4 = result["variants"][mode]["J4_percent"]["floor3"]
-        ax.plot(t_slow, ref[:, 2] * 1e3, color="k", lw=1.2, label="reference")
-        ax.plot(t_slow, logs[mode]["ns"]["displacement"][:, 2] * 1e3, color=colour, lw=0.9, ls="--",
+        j4 = result["variants"][mode]["J4_percent"][f"floor{ref.shape[1]}"]
+        ax.plot(t_slow, ref[:, -1] * 1e3, color="k", lw=1.2, label="reference")
+        ax.plot(t_slow, logs[mode]["ns"]["displacement"][:, -1] * 1e3, color=colour, lw=0.9, ls="--",
                 label="hybrid")
         ax.set(xlabel="time [s]", ylabel="roof displacement [mm]", title=f"{label}: roof J4 = {j4:.2f} %")
         ax.legend(loc="upper right")

@@ -37,11 +37,10 @@ from rths_ident.hybrid.scenarios.config import HybridTestConfig
 from rths_ident.estimators.online_identifier import OnlineIdentifier
 from rths_ident.hybrid.virtual_site import no_identifier_log
 from rths_ident._params import ParameterError
-from rths_ident.structures import partition_column, set_column_params, three_storey_two_bay_frame
+from rths_ident.structures import ShearBuilding, StoreyColumns, partition_column, set_column_params
 from rths_ident.structures.numerical_substructure import native_ns_step
 from rths_ident.structures.structure import with_changes
 
-FLOORS = ("floor1", "floor2", "floor3")
 NS_KINDS = ("native", "opensees")
 
 
@@ -56,6 +55,9 @@ class FrameTestConfig(HybridTestConfig):
 
     floor_mass: float | None = None  # kg per floor
     rayleigh_zeta: float = 0.05  # on modes 1–2
+    storeys: int = 3  # seed 001 §3.2: 3 storeys …
+    columns_per_storey: int = 3  # … of 3 columns (2 bays)
+    tested_column: int = -1  # which ground-storey column is tested (Python index; −1 = the right-most)
     integrator: str = "alpha-os"  # of the NS (and the reference): alpha-os | newmark-explicit | central-difference
     ns: str = "native"  # native (JAX) or opensees (the same frame in OpenSeesPy; step-wise engine)
 
@@ -65,6 +67,13 @@ class FrameTestConfig(HybridTestConfig):
             self.bad("integrator", " | ".join(NATIVE_INTEGRATORS))
         if self.ns not in NS_KINDS:
             self.bad("ns", " | ".join(NS_KINDS))
+        if not isinstance(self.storeys, int) or self.storeys < 2:
+            self.bad("storeys", "an integer ≥ 2")
+        if not isinstance(self.columns_per_storey, int) or self.columns_per_storey < 2:
+            self.bad("columns_per_storey", "an integer ≥ 2 (one is tested, the others stay numerical)")
+        if not (isinstance(self.tested_column, int)
+                and -self.columns_per_storey <= self.tested_column < self.columns_per_storey):
+            self.bad("tested_column", f"a column index in [−{self.columns_per_storey}, {self.columns_per_storey})")
         if self.floor_mass is not None and not (np.isfinite(self.floor_mass) and self.floor_mass > 0):
             self.bad("floor_mass", "a positive mass in kg")
         if not (0.0 <= self.rayleigh_zeta < 1.0):
@@ -74,6 +83,17 @@ class FrameTestConfig(HybridTestConfig):
     def mass(self) -> float:
         """Floor mass [kg] (scenarios may derive it from the record)."""
         return float(self.floor_mass)
+
+    @property
+    def floors(self) -> tuple:
+        """Names of the response DOFs (floor 1 first)."""
+        return tuple(f"floor{i + 1}" for i in range(self.storeys))
+
+    def frame(self, model: type, column_params) -> ShearBuilding:
+        """The shear frame: ``storeys`` floors of ``mass``, ``columns_per_storey``
+        identical columns of ``model`` per storey."""
+        return ShearBuilding([self.mass] * self.storeys,
+                             [StoreyColumns(model, column_params, self.columns_per_storey)] * self.storeys)
 
 
 class ColumnUnderTest(NamedTuple):
@@ -104,15 +124,15 @@ def build(cfg: FrameTestConfig, column: ColumnUnderTest) -> HybridTest:
     dt_slow = 1.0 / cfg.slow_rate
     model = column.model
 
-    true_frame = three_storey_two_bay_frame(cfg.mass, model, column.true_column)
+    true_frame = cfg.frame(model, column.true_column)
     damping = true_frame.rayleigh_damping(cfg.rayleigh_zeta, (1, 2))[0]
     ref_structure, ref_params = true_frame.to_structure(damping=damping)
     make_integrator = NATIVE_INTEGRATORS[cfg.integrator]
     reference_integrator = make_integrator(ref_structure)
-    guess_frame = three_storey_two_bay_frame(cfg.mass, model, column.initial_column)
-    part = partition_column(guess_frame, storey=1, column=-1, damping=damping)
+    guess_frame = cfg.frame(model, column.initial_column)
+    part = partition_column(guess_frame, storey=1, column=cfg.tested_column, damping=damping)
     integrator = make_integrator(part.structure)
-    ns_params_true = partition_column(true_frame, storey=1, column=-1, damping=damping).params
+    ns_params_true = partition_column(true_frame, storey=1, column=cfg.tested_column, damping=damping).params
     structure = part.structure
 
     def apply_estimate(params, estimate):
@@ -137,10 +157,10 @@ def build(cfg: FrameTestConfig, column: ColumnUnderTest) -> HybridTest:
 
     def reference():
         """Monolithic frame with the true columns: floor displacements (N, 3) [m] and the
-        tested column's force [N] (the last column of storey 1)."""
+        tested column's force [N]."""
         def run(params, ag):
             _, out = reference_integrator.simulate(params, ag, dt_slow, state=reference_integrator.init(params, dt_slow))
-            return out.displacement, out.column_forces[0][:, -1]
+            return out.displacement, out.column_forces[0][:, cfg.tested_column]
 
         floors, force = _reference_runner(cfg.program_key(), run)(ref_params, jnp.asarray(ground_accel))
         return np.asarray(floors), np.asarray(force)
@@ -150,7 +170,7 @@ def build(cfg: FrameTestConfig, column: ColumnUnderTest) -> HybridTest:
         slow_rate=cfg.slow_rate, fast_side=side, native_ns=native, make_ns=None, guards=column.guards,
         param_names=column.param_names, true_values=values(column.true_column, column.param_names),
         initial_values=values(column.initial_column, column.param_names), reference=reference, seed=cfg.seed,
-        response_names=FLOORS, extra_metrics=column.extra_metrics,
+        response_names=cfg.floors, extra_metrics=column.extra_metrics,
     )
     if cfg.ns == "opensees":
         check_opensees_twin(cfg, column)
@@ -191,19 +211,20 @@ def opensees_frame_ns(cfg: FrameTestConfig, column: ColumnUnderTest, variant: st
     )
 
     params = column.true_column if variant == "oracle" else column.initial_column
-    storeys = [[(column.model, params)] * 2, [(column.model, params)] * 3, [(column.model, params)] * 3]
+    per_storey = [cfg.columns_per_storey - 1] + [cfg.columns_per_storey] * (cfg.storeys - 1)
+    storeys = [[(column.model, params)] * count for count in per_storey]
     tags: list = []
 
     def build(ops):
-        built = build_shear_building(ops, [cfg.mass] * 3, storeys, damping, a0)
+        built = build_shear_building(ops, [cfg.mass] * cfg.storeys, storeys, damping, a0)
         tags[:] = [t for storey in built.column_tags for t in storey]
 
-    # element tags are 1…8 in storey order (build_shear_building numbers the columns first)
-    column_tags = tuple(range(1, 9))
+    # element tags 1, 2, … in storey order (build_shear_building numbers the columns first)
+    column_tags = tuple(range(1, sum(per_storey) + 1))
     parameter_map = [ElementParameter(column_tags, UPDATABLE[column.model][name]) for name in column.param_names]
     options = {"alpha_os_feedback": "weighted"} if cfg.integrator == "alpha-os" else {}
     ns = OpenSeesSubstructure(build, (1, 1), 1.0 / cfg.slow_rate, ground_accel=np.concatenate([[0.0], ground_accel]),
-                              integrator=cfg.integrator, response=((1, 1), (2, 1), (3, 1)),
+                              integrator=cfg.integrator, response=tuple((i, 1) for i in range(1, cfg.storeys + 1)),
                               parameter_map=parameter_map, **options)
     if tuple(tags) != column_tags:
         ns.close()
