@@ -102,8 +102,8 @@ def _make_functions(test: HybridTest) -> SlowStepFunctions:
     def ns_step(params, state, feedback, ground_accel):
         return ns.ns_step(params, state, feedback, ground_accel, dt_slow)
 
-    return SlowStepFunctions(make_fast_chunk(test.fast_side), make_identify(test.fast_side),
-                             _cached("hook", test, lambda: _hook_function(test)), ns.apply_estimate, ns_step)
+    return SlowStepFunctions(make_fast_chunk(test.fast_side), make_identify(test.fast_side), _hook(test),
+                             ns.apply_estimate, ns_step)
 
 
 def variant_guards(test: HybridTest, variant: str) -> UpdateGuards:
@@ -163,10 +163,7 @@ def compiled_fused_runner(test: HybridTest, initial: LoopState | None = None):
 
 def virtual_site(test: HybridTest) -> VirtualSite:
     """A fresh virtual site (state at the start of the test), compiled once per key."""
-    functions = slow_step_functions(test) if test.native_ns is not None else None
-    site = _cached("site", test, lambda: VirtualSite(
-        test.fast_side, test.seed, fast_chunk=None if functions is None else functions.fast_chunk,
-        identify=None if functions is None else functions.identify))
+    site = _cached("site", test, lambda: VirtualSite(test.fast_side, test.seed))
     return site.restarted(initial_fast_state(test.fast_side, test.seed))
 
 
@@ -200,10 +197,8 @@ def run_loop(test: HybridTest, engine: str = "fused", variant: str = "updating",
     if engine != "stepwise":
         raise ParameterError(f"engine = {engine!r}: expected one of {', '.join(ENGINES)}")
     guards = variant_guards(test, variant)
-    hook = slow_step_functions(test).hook if test.native_ns is not None else _cached(
-        "hook", test, lambda: _hook_function(test))
     values = test.true_values if variant == "oracle" else test.initial_values
-    updater = ModelUpdater(hook, (hook_init(values), guards))
+    updater = ModelUpdater(_hook(test), (hook_init(values), guards))
     site = virtual_site(test) if site is None else site
     ns = test.make_ns(variant) if ns is None else ns
     start = _time.perf_counter()
@@ -216,7 +211,9 @@ def run_loop(test: HybridTest, engine: str = "fused", variant: str = "updating",
     return logs, _time.perf_counter() - start
 
 
-def _hook_function(test: HybridTest):
+def _hook(test: HybridTest):
+    """The hook's guards as both engines call them (one function per test key):
+    ``hook((hook_state, guards), estimate, k) -> ((hook_state, guards), applied)``."""
     dt_slow = 1.0 / test.slow_rate
 
     def hook(hook, estimate, k):
@@ -225,4 +222,4 @@ def _hook_function(test: HybridTest):
                                           estimate.converged, (k + 1) * dt_slow, k)
         return (hook_state, guards), applied
 
-    return hook
+    return _cached("hook", test, lambda: hook)

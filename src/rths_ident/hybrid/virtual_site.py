@@ -225,16 +225,14 @@ class VirtualSite:
     one compiled call per slow step (the fast chunk and the identifier's estimate).
 
     ``state`` is the fast side's state, kept here between steps; ``params`` its
-    parameters (default :func:`fast_params`). Scenarios pass the ``fast_chunk`` and
-    ``identify`` their fused engine compiles, so both engines run the same functions.
+    parameters (default :func:`fast_params`). The chunk is :func:`make_fast_chunk`'s,
+    the one the fused engine compiles too.
     """
 
     n_interface = 1
 
-    def __init__(self, side: FastSide, seed: int = 123, fast_chunk: Callable | None = None,
-                 identify: Callable | None = None, params: dict | None = None, state: Any = None):
-        chunk = fast_chunk if fast_chunk is not None else make_fast_chunk(side)
-        identify = identify if identify is not None else make_identify(side)
+    def __init__(self, side: FastSide, seed: int = 123, params: dict | None = None, state: Any = None):
+        chunk, identify = make_fast_chunk(side), make_identify(side)
 
         def site_step(fp, fs, target):
             fs, log, force = chunk(fp, fs, target)
