@@ -16,13 +16,23 @@ from pathlib import Path
 from rths_ident.hybrid.scenarios import SCENARIOS
 
 
-def _progress_bar(total_steps: int):
-    try:
-        from tqdm import tqdm  # noqa: PLC0415
-    except ImportError:  # pragma: no cover - tqdm is a dependency
-        return None, None
-    bar = tqdm(total=total_steps, unit="slow step", file=sys.stderr, leave=False)
-    return (lambda k, step_log: bar.update(1)), bar
+class _ProgressBar:
+    """A tqdm bar over the slow steps, opened at the first completed step, so that its
+    rate and ETA count the loop, not the set-up and compilation before it."""
+
+    def __init__(self, total_steps: int):
+        self.total_steps, self.bar = total_steps, None
+
+    def __call__(self, k, step_log) -> None:
+        if self.bar is None:
+            from tqdm import tqdm  # noqa: PLC0415
+
+            self.bar = tqdm(total=self.total_steps, unit="slow step", file=sys.stderr, leave=False)
+        self.bar.update(1)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
 def _json_ready(value):
@@ -46,8 +56,9 @@ def _report(result: dict) -> str:
         f"J4 force {result['J4_force_percent']:.3f} %",
         "  roof J4 [%]: "
         + "   ".join(f"{m} {v[m]['J4_percent'][roof]:.3f}" for m in v),
-        "  identified / true:",
     ]
+    if result["params_true"]:
+        lines.append("  identified / true:")
     width = max([7] + [len(name) for name in result["params_true"]])
     for name, true in result["params_true"].items():
         est = result["params_final"][name]
@@ -94,7 +105,7 @@ def _run(args: argparse.Namespace) -> int:
     progress, bar = (None, None)
     if engine == "stepwise" and not args.quiet:
         n_slow = int(round((cfg.duration or _record_duration(cfg)) * cfg.slow_rate))
-        progress, bar = _progress_bar(n_slow)
+        progress = bar = _ProgressBar(n_slow)
     if not args.quiet:
         print(f"running {args.scenario} ({cfg.record}, updating {cfg.updating}, engine {engine}) …",
               file=sys.stderr)
