@@ -20,7 +20,8 @@ def plot_dataset(
     name: str, output: str | os.PathLike, *, root: str | os.PathLike | Traversable | None = None
 ) -> None:
     """Draw a shipped dataset to an image file (format from the suffix, e.g. ``.png``):
-    a ground motion as a_g(t) in g, a hysteresis test as force vs displacement, FE
+    a ground motion as a_g(t) in m/s² (the unit :func:`load_ground_motion` returns; the
+    title gives the PGA in g too), a hysteresis test as force vs displacement, FE
     matrices as the sparsity pattern of K with the diagonal of M."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: PLC0415
     from matplotlib.figure import Figure  # noqa: PLC0415
@@ -31,9 +32,11 @@ def plot_dataset(
     if record.kind == "ground_motion":
         t, ag = read_ground_motion_record(record)
         axes = figure.add_subplot()
-        axes.plot(t, ag / STANDARD_GRAVITY, linewidth=0.7)
+        axes.plot(t, ag, linewidth=0.7)
         axes.set_xlabel("time [s]")
-        axes.set_ylabel("ground acceleration [g]")
+        axes.set_ylabel("ground acceleration [m/s²]")
+        pga = float(abs(ag).max())
+        axes.set_title(f"PGA {pga:.3g} m/s² ({pga / STANDARD_GRAVITY:.3g} g)")
     elif record.kind == "hysteresis_test":
         displacement, force = read_hysteresis_record(record)
         axes = figure.add_subplot()
