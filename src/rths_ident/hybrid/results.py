@@ -33,8 +33,12 @@ def finite_or_none(value: float):
     return float(value) if np.isfinite(value) else None
 
 
-def variant_metrics(test: HybridTest, logs: dict, reference_response, reference_force) -> dict:
-    """The metrics of one run against the reference (module doc)."""
+def variant_metrics(test: HybridTest, logs: dict, reference_response, reference_force,
+                    variant: str = "updating") -> dict:
+    """The metrics of one run against the reference (module doc). ``params_final`` is
+    what the identifier ended with; ``ns_params_final`` what the numerical substructure
+    used at the end (the last update the hook applied, else the variant's initial model:
+    the wrong guess for ``none``, the truth for ``oracle``)."""
     names = test.param_names
     response = np.asarray(logs["ns"]["displacement"])
     target = np.asarray(logs["fast"]["target"]).ravel()
@@ -50,6 +54,7 @@ def variant_metrics(test: HybridTest, logs: dict, reference_response, reference_
         "J4_force_percent": float(metrics.j4_global_error(reference_force, force_slow)),
         "tau_ms": float(metrics.fei_delay(target, measured, test.fast_side.fast_rate) * 1e3),
         "params_final": dict(zip(names, map(float, final))),
+        "ns_params_final": dict(zip(names, map(float, _ns_values(test, logs, variant)))),
         "param_error_percent": dict(zip(names, map(float, 100 * np.abs(final / true - 1)))),
         "convergence_time_s": {
             name: finite_or_none(metrics.convergence_time(test.time_slow, estimates[:, i], true[i], tol=0.02))
@@ -63,6 +68,13 @@ def variant_metrics(test: HybridTest, logs: dict, reference_response, reference_
         out["param_std_percent"] = dict(zip(names, map(float, 100 * np.asarray(logs["update"]["relative_std"])[-1])))
     out.update(test.extra_metrics(logs))
     return out
+
+
+def _ns_values(test: HybridTest, logs: dict, variant: str) -> np.ndarray:
+    applied = np.asarray(logs["update"]["applied"], dtype=bool)
+    if applied.any():
+        return np.asarray(logs["update"]["estimate"])[applied][-1]
+    return np.asarray(test.true_values if variant == "oracle" else test.initial_values, dtype=float)
 
 
 def run_scenario(cfg, build: Callable[..., HybridTest], engine: str = "fused", compare: bool = True,
@@ -80,8 +92,8 @@ def run_scenario(cfg, build: Callable[..., HybridTest], engine: str = "fused", c
     for mode in order:
         variant = "updating" if mode in cfg.IDENTIFYING_MODES else mode
         logs, wall = run_loop(test, engine, variant=variant, progress=progress if mode == cfg.updating else None)
-        results[mode] = VariantResult(mode, variant_metrics(test, logs, reference_response, reference_force),
-                                      logs, wall)
+        results[mode] = VariantResult(
+            mode, variant_metrics(test, logs, reference_response, reference_force, variant), logs, wall)
     main = results[cfg.updating]
     names = test.param_names
     duration = float(test.time_slow[-1])

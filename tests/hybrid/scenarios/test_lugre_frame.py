@@ -148,3 +148,14 @@ def test_fused_loop_vmaps_over_specimens():
                                    atol=1e-8 * float(np.max(np.abs(one["fast"]["force"]))))
         np.testing.assert_allclose(logs_b["ns"]["displacement"][i], one["ns"]["displacement"], rtol=0,
                                    atol=1e-8 * float(np.max(np.abs(one["ns"]["displacement"]))))
+
+
+def test_each_variant_reports_what_its_numerical_substructure_used(el_centro_8s):
+    """``none`` keeps the wrong guess and ``oracle`` the truth in the NS whatever the
+    (watching) identifier ends with; with updating the NS ends with the identified values."""
+    v = el_centro_8s["variants"]
+    for name, guess in el_centro_8s["params_initial"].items():
+        assert v["none"]["ns_params_final"][name] == pytest.approx(guess, rel=1e-12)
+        assert v["oracle"]["ns_params_final"][name] == pytest.approx(el_centro_8s["params_true"][name], rel=1e-12)
+        assert v["rls"]["ns_params_final"][name] == pytest.approx(v["rls"]["params_final"][name], rel=1e-12)
+        assert v["none"]["params_final"][name] != pytest.approx(guess, rel=0.05)  # it did identify meanwhile
