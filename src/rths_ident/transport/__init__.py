@@ -7,6 +7,9 @@
   ``docs/transport.md``).
 * :mod:`~rths_ident.transport.tcp` — :func:`serve` / :func:`connect` on 127.0.0.1 by
   default, TCP_NODELAY, bounded by timeouts.
+* :mod:`~rths_ident.transport.openfresco` — the OpenFresco protocol, server role: an
+  :class:`ElementServer` that OpenSees' ``genericClient`` element drives (tested against
+  OpenSeesPy's own element).
 * :mod:`~rths_ident.transport.errors` — :class:`TransportError` and its kinds.
 """
 
@@ -19,11 +22,15 @@ from rths_ident.transport.errors import (
 )
 from rths_ident.transport.framed import Message, MessageType
 from rths_ident.transport.framed_channel import FramedChannel
+from rths_ident.transport.openfresco import ElementServer, ModelElementSite, OpenFrescoProtocolError
 from rths_ident.transport.seed000 import Seed000Channel
 from rths_ident.transport.tcp import Listener, connect, serve
 
 __all__ = [
+    "ElementServer",
     "FramedChannel",
+    "ModelElementSite",
+    "OpenFrescoProtocolError",
     "Listener",
     "Message",
     "MessageType",

@@ -26,7 +26,7 @@ class PeerClosedError(TransportError):
     """The peer closed the connection."""
 
 
-class TransportTimeout(TransportError):
+class TransportTimeout(TransportError, TimeoutError):
     """The peer did not connect, send or accept data within the stated timeout."""
 
 

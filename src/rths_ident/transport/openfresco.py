@@ -47,6 +47,8 @@ from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
+from rths_ident.transport.errors import PeerClosedError, ProtocolError, TransportTimeout
+
 __all__ = [
     "OPEN",
     "SETUP",
@@ -130,7 +132,7 @@ SETUP_NBYTES = SETUP_LENGTH * SETUP_DTYPE.itemsize  # 44
 MAX_DATA_SIZE = 1 << 20
 
 
-class OpenFrescoProtocolError(ValueError):
+class OpenFrescoProtocolError(ProtocolError, ValueError):
     """A message that breaks the OpenFresco protocol (what was wrong, and where)."""
 
 
@@ -364,12 +366,12 @@ def _recv_exact(conn: socket.socket, nbytes: int, what: str) -> bytes:
         try:
             chunk = conn.recv(nbytes - got)
         except socket.timeout as exc:
-            raise TimeoutError(
+            raise TransportTimeout(
                 f"OpenFresco peer sent {got} of {nbytes} bytes of the {what} and then "
                 f"nothing within the socket timeout"
             ) from exc
         if not chunk:
-            raise ConnectionError(
+            raise PeerClosedError(
                 f"OpenFresco peer closed the connection after {got} of {nbytes} bytes of "
                 f"the {what} (a client stops by sending DIE, code {DIE})"
             )
@@ -439,7 +441,7 @@ class ElementServer:
             self._thread.join(timeout)
             if self._thread.is_alive():
                 self.close()
-                raise TimeoutError(f"OpenFresco server on port {self.port} still running "
+                raise TransportTimeout(f"OpenFresco server on port {self.port} still running "
                                    f"after {timeout} s")
         if self.error is not None:
             raise self.error
@@ -456,7 +458,7 @@ class ElementServer:
         try:
             conn, _ = self._listener.accept()
         except socket.timeout as exc:
-            raise TimeoutError(
+            raise TransportTimeout(
                 f"no OpenFresco client connected to {self.address[0]}:{self.port} "
                 f"within {self.accept_timeout} s"
             ) from exc
