@@ -47,6 +47,7 @@ from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
+from rths_ident.transport import tcp
 from rths_ident.transport.errors import PeerClosedError, ProtocolError, TransportTimeout
 
 __all__ = [
@@ -408,16 +409,8 @@ class ElementServer:
         self.counts: dict[str, int] = {}
         self.error: BaseException | None = None
         self._thread: threading.Thread | None = None
-        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        try:
-            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            listener.bind((host, port))
-            listener.listen(1)
-        except OSError as exc:
-            listener.close()
-            raise OSError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
-        self._listener = listener
-        self.address: tuple[str, int] = listener.getsockname()[:2]
+        self._listener = tcp.serve(host, port, timeout_s=accept_timeout)
+        self.address: tuple[str, int] = self._listener.address
 
     @property
     def port(self) -> int:
@@ -447,26 +440,18 @@ class ElementServer:
             raise self.error
 
     def close(self) -> None:
-        try:
-            self._listener.close()
-        except OSError:
-            pass
+        self._listener.close()
 
     def serve(self) -> None:
         """Accept one client and serve it until DIE; raise on any protocol error."""
-        self._listener.settimeout(self.accept_timeout)
         try:
-            conn, _ = self._listener.accept()
-        except socket.timeout as exc:
-            raise TransportTimeout(
-                f"no OpenFresco client connected to {self.address[0]}:{self.port} "
-                f"within {self.accept_timeout} s"
-            ) from exc
+            conn = self._listener.accept()  # TCP_NODELAY on
+        except TransportTimeout as exc:
+            raise TransportTimeout(f"no OpenFresco client connected: {exc}") from None
         finally:
             self.close()
         with conn:
             conn.settimeout(self.timeout)
-            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self._serve_connection(conn)
 
     def _serve_connection(self, conn: socket.socket) -> None:
