@@ -36,6 +36,7 @@ from jax.scipy.linalg import cho_solve
 
 from rths_ident._params import field_range, params_dataclass
 from rths_ident.estimators.covariance_checks import square_covariance
+from rths_ident.estimators.filter_scan import scan_filter
 from rths_ident.estimators.kalman_wrapper import FlatLayout, KalmanWrapperBase, explain_tracer_error, typed_args
 
 __all__ = [
@@ -162,18 +163,11 @@ def ekf_scan(fx, hx, params: EKFParams, state0: EKFState, zs, fx_args_seq=None, 
     """Filter a record ``zs`` (N, m) in one ``jax.lax.scan``; see :func:`ukf_scan`.
 
     Returns the final posterior and an :class:`EKFHistory`."""
-    zs = jnp.asarray(zs)
-    if zs.ndim == 1:
-        zs = zs[:, None]
-    fx_args_seq = {} if fx_args_seq is None else fx_args_seq
-    hx_args_seq = {} if hx_args_seq is None else hx_args_seq
-
-    def body(state, inputs):
-        z, fx_args, hx_args = inputs
-        posterior, (prior, info) = ekf_step(params, state, z, fx, hx, fx_args, hx_args)
-        return posterior, EKFHistory(prior.x, prior.P, posterior.x, posterior.P, info.y, info.S, info.log_likelihood)
-
-    return jax.lax.scan(body, state0, (zs, fx_args_seq, hx_args_seq))
+    return scan_filter(
+        lambda state, z, fx_args, hx_args: ekf_step(params, state, z, fx, hx, fx_args, hx_args),
+        lambda prior, posterior, info: EKFHistory(prior.x, prior.P, posterior.x, posterior.P, info.y, info.S,
+                                                  info.log_likelihood),
+        state0, zs, fx_args_seq, hx_args_seq)
 
 
 # --------------------------------------------------------------------------------------

@@ -157,14 +157,7 @@ class MerweScaledSigmaPoints:
     def sigma_points(self, x, P):
         """Sigma points for mean ``x`` (length n, or a scalar if n = 1) and covariance
         ``P`` (n×n, or a scalar meaning ``P·I``). Returns a ``(2n+1, n)`` array."""
-        x = jnp.atleast_1d(jnp.asarray(x, dtype=float))
-        if x.shape != (self.n,):
-            raise ValueError(f"x must have shape ({self.n},); got {x.shape}")
-        P = jnp.asarray(P, dtype=float)
-        if P.ndim == 0:
-            P = jnp.eye(self.n) * P
-        if P.shape != (self.n, self.n):
-            raise ValueError(f"P must have shape ({self.n}, {self.n}); got {P.shape}")
+        x, P = _checked_point(self, x, P)
         return merwe_sigma_points(x, P, self.spread, self.sqrt, self.subtract)
 
     def __repr__(self):

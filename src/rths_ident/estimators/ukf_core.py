@@ -71,6 +71,7 @@ from jax.scipy.linalg import cho_solve
 
 from rths_ident._params import ParameterError, field_range, params_dataclass
 from rths_ident.estimators.covariance_checks import box_bound, square_covariance
+from rths_ident.estimators.filter_scan import scan_filter
 from rths_ident.estimators.sigma_points import merwe_sigma_points, sigma_point_spec, simplex_sigma_points
 
 __all__ = [
@@ -351,19 +352,11 @@ def ukf_scan(
     ``predict(); update(z)`` loop with the wrapper. Returns the final posterior and a
     :class:`UKFHistory`.
     """
-    zs = jnp.asarray(zs)
-    if zs.ndim == 1:
-        zs = zs[:, None]
-    fx_args_seq = {} if fx_args_seq is None else fx_args_seq
-    hx_args_seq = {} if hx_args_seq is None else hx_args_seq
-
-    def body(state, inputs):
-        z, fx_args, hx_args = inputs
-        posterior, (prior, info) = ukf_step(params, state, z, fx, hx, fx_args, hx_args, UT)
-        record = UKFHistory(prior.x, prior.P, posterior.x, posterior.P, info.y, info.S, info.log_likelihood)
-        return posterior, record
-
-    return jax.lax.scan(body, state0, (zs, fx_args_seq, hx_args_seq))
+    return scan_filter(
+        lambda state, z, fx_args, hx_args: ukf_step(params, state, z, fx, hx, fx_args, hx_args, UT),
+        lambda prior, posterior, info: UKFHistory(prior.x, prior.P, posterior.x, posterior.P, info.y, info.S,
+                                                  info.log_likelihood),
+        state0, zs, fx_args_seq, hx_args_seq)
 
 
 class UKFSmootherResult(NamedTuple):
