@@ -48,7 +48,8 @@ from typing import Any, NamedTuple, Protocol
 import numpy as np
 
 from rths_ident.transport import tcp
-from rths_ident.transport.errors import PeerClosedError, ProtocolError, TransportTimeout
+from rths_ident.transport.errors import PeerClosedError, ProtocolError, TransportError, TransportTimeout
+from rths_ident.transport.stream import send_all
 
 __all__ = [
     "OPEN",
@@ -80,6 +81,8 @@ __all__ = [
     "decode_setup",
     "encode_frame",
     "decode_frame",
+    "check_finite",
+    "receive_frame_bytes",
     "command_code",
     "ElementSite",
     "ModelElementSite",
@@ -214,14 +217,33 @@ def encode_frame(values, data_size: int) -> bytes:
     return frame.tobytes()
 
 
-def decode_frame(data: bytes, data_size: int) -> np.ndarray:
-    """A frame of exactly ``data_size`` float64 as a float64 array (a copy)."""
+def decode_frame(data: bytes, data_size: int, what: str = "frame", *, finite: bool = True) -> np.ndarray:
+    """A frame of exactly ``data_size`` float64 as a float64 array (a copy).
+
+    ``finite`` (default): a NaN or ±Inf anywhere is an :class:`OpenFrescoProtocolError`
+    naming ``what`` and the element index (vectors on the wire must be finite)."""
+    if not 1 <= data_size <= MAX_DATA_SIZE:
+        raise OpenFrescoProtocolError(f"{what}: data_size {data_size} outside 1..{MAX_DATA_SIZE}")
     if len(data) != data_size * FRAME_DTYPE.itemsize:
         raise OpenFrescoProtocolError(
-            f"frame must be {data_size * FRAME_DTYPE.itemsize} bytes "
+            f"{what} must be {data_size * FRAME_DTYPE.itemsize} bytes "
             f"({data_size} float64); got {len(data)}"
         )
-    return np.frombuffer(data, dtype=FRAME_DTYPE).astype(np.float64)
+    values = np.frombuffer(data, dtype=FRAME_DTYPE).astype(np.float64)
+    if finite:
+        check_finite(values, what)
+    return values
+
+
+def check_finite(values, field: str) -> None:
+    """:class:`OpenFrescoProtocolError` naming ``field`` and the first index that holds
+    a NaN or ±Inf."""
+    bad = np.flatnonzero(~np.isfinite(values))
+    if bad.size:
+        raise OpenFrescoProtocolError(
+            f"{field}[{int(bad[0])}] is {float(values[bad[0]])!r}: vectors on the wire must be finite "
+            f"({bad.size} non-finite value(s))"
+        )
 
 
 def command_code(frame: np.ndarray) -> int:
@@ -345,6 +367,10 @@ class ModelElementSite:
 
 
 # -- server ------------------------------------------------------------------------------
+#: Names of the setTrialResponse parts, in the order of the ctrl sizes.
+_CTRL_FIELDS = ("displacement", "velocity", "acceleration", "force", "time")
+
+
 def _quick_ack(conn: socket.socket) -> None:
     """Acknowledge at once (Linux ``TCP_QUICKACK``; it resets itself, hence per receive).
 
@@ -360,7 +386,10 @@ def _quick_ack(conn: socket.socket) -> None:
             pass
 
 
-def _recv_exact(conn: socket.socket, nbytes: int, what: str) -> bytes:
+def receive_frame_bytes(conn: socket.socket, nbytes: int, what: str) -> bytes:
+    """Exactly ``nbytes`` from ``conn`` (partial reads looped, ``TCP_QUICKACK`` before
+    each): :class:`PeerClosedError` if the peer closes first, :class:`TransportTimeout`
+    when the socket's timeout passes, :class:`TransportError` on any other socket error."""
     chunks, got = [], 0
     while got < nbytes:
         _quick_ack(conn)
@@ -371,6 +400,12 @@ def _recv_exact(conn: socket.socket, nbytes: int, what: str) -> bytes:
                 f"OpenFresco peer sent {got} of {nbytes} bytes of the {what} and then "
                 f"nothing within the socket timeout"
             ) from exc
+        except ConnectionResetError as exc:
+            raise PeerClosedError(
+                f"OpenFresco peer reset the connection after {got} of {nbytes} bytes of the {what}"
+            ) from exc
+        except OSError as exc:
+            raise TransportError(f"receiving the OpenFresco {what} failed: {exc}") from exc
         if not chunk:
             raise PeerClosedError(
                 f"OpenFresco peer closed the connection after {got} of {nbytes} bytes of "
@@ -379,6 +414,9 @@ def _recv_exact(conn: socket.socket, nbytes: int, what: str) -> bytes:
         chunks.append(chunk)
         got += len(chunk)
     return b"".join(chunks)
+
+
+_recv_exact = receive_frame_bytes  # the name the first tests use
 
 
 class ElementServer:
@@ -391,18 +429,27 @@ class ElementServer:
     bounds the wait for the client, ``timeout`` every later receive (an analysis step
     between two messages must be shorter). Counts of the commands served are in
     ``server.counts``.
+
+    ``site`` is an :class:`ElementSite`, or a function ``site(setup) -> ElementSite``
+    called once the client's :class:`SetupMessage` has arrived (a site whose number of
+    basic DOFs follows the client's; ``server.site`` is then set). ``on_command``, if
+    given, is called after every command served as ``on_command(code, frame, reply)``
+    (``reply`` None when the command has none): the hook for a test record.
     """
 
     def __init__(
         self,
-        site: ElementSite,
+        site,
         port: int = 0,
         host: str = "127.0.0.1",
         *,
         accept_timeout: float = 30.0,
         timeout: float = 30.0,
+        on_command=None,
     ):
-        self.site = site
+        self._site_for_setup = None if hasattr(site, "n_basic") else site
+        self.site = site if self._site_for_setup is None else None
+        self.on_command = on_command
         self.timeout = timeout
         self.accept_timeout = accept_timeout
         self.setup: SetupMessage | None = None
@@ -455,7 +502,9 @@ class ElementServer:
             self._serve_connection(conn)
 
     def _serve_connection(self, conn: socket.socket) -> None:
-        setup = decode_setup(_recv_exact(conn, SETUP_NBYTES, "setup message"))
+        setup = decode_setup(receive_frame_bytes(conn, SETUP_NBYTES, "setup message"))
+        if self._site_for_setup is not None:
+            self.site = self._site_for_setup(setup)
         n = self.site.n_basic
         if setup.ctrl_disp != n:
             raise OpenFrescoProtocolError(
@@ -473,12 +522,17 @@ class ElementServer:
         last_trial = {"disp": np.zeros(n), "vel": np.zeros(n), "accel": np.zeros(n),
                       "time": 0.0}
         while True:
-            frame = decode_frame(_recv_exact(conn, 8 * size, "command frame"), size)
+            frame = decode_frame(receive_frame_bytes(conn, 8 * size, "command frame"), size,
+                                 finite=False)
             code = command_code(frame)
             name = COMMAND_NAMES[code]
             self.counts[name] = self.counts.get(name, 0) + 1
             reply = None
             if code == SET_TRIAL_RESPONSE:
+                for i, field_name in enumerate(_CTRL_FIELDS):
+                    values = part(frame, i)
+                    if values is not None:
+                        check_finite(values, f"setTrialResponse {field_name}")
                 disp, vel, accel = part(frame, 0), part(frame, 1), part(frame, 2)
                 t = part(frame, 4)
                 time = float(t[0]) if t is not None else None
@@ -514,6 +568,8 @@ class ElementServer:
                     + [np.zeros(0)]
                 )
             elif code == DIE:
+                if self.on_command is not None:
+                    self.on_command(code, frame, None)
                 return
             else:  # OPEN, SETUP, EXECUTE: the OpenFresco site/controller dialects
                 raise OpenFrescoProtocolError(
@@ -521,4 +577,7 @@ class ElementServer:
                     f"element dialect (genericClient / expElement -server)"
                 )
             if reply is not None:
-                conn.sendall(encode_frame(reply, size))
+                reply = np.asarray(reply, dtype=np.float64).ravel()
+                send_all(conn, encode_frame(reply, size), what=f"OpenFresco {name} reply")
+            if self.on_command is not None:
+                self.on_command(code, frame, reply)
