@@ -142,10 +142,21 @@ def _add_bench_command(subparsers: argparse._SubParsersAction) -> None:
     add_bench_command(subparsers)
 
 
+def _add_serve_command(subparsers: argparse._SubParsersAction) -> None:
+    """The ``serve`` group (servers for another process); each subcommand's module
+    registers itself on the group's subparsers."""
+    from rths_ident.serve_site_command import add_serve_site_parser  # noqa: PLC0415
+
+    parser = subparsers.add_parser("serve", help="serve a substructure or a site to another process over TCP")
+    actions = parser.add_subparsers(dest="serve_action", metavar="{site}", required=True)
+    add_serve_site_parser(actions)
+
+
 COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_run_command,
     _add_fit_command,
     _add_bench_command,
+    _add_serve_command,
     _add_datasets_command,
 ]
 

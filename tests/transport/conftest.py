@@ -5,12 +5,18 @@ Every socket here has a timeout and every thread is joined with one, so no test 
 
 from __future__ import annotations
 
+import pathlib
 import socket
+import sys
 import threading
 
 import pytest
 
 TIMEOUT_S = 5.0
+
+_HERE = str(pathlib.Path(__file__).parent)
+if _HERE not in sys.path:  # _opensees_sdof importable under any import mode
+    sys.path.insert(0, _HERE)
 
 
 @pytest.fixture

@@ -262,7 +262,11 @@ def command_code(frame: np.ndarray) -> int:
 # -- sites -------------------------------------------------------------------------------
 class ElementSite(Protocol):
     """What :class:`ElementServer` drives: the element as the FE client sees it, in the
-    client's basic (= selected global) DOFs, ``n_basic`` of them."""
+    client's basic (= selected global) DOFs, ``n_basic`` of them.
+
+    Optional: ``measured_displacement() -> (n_basic,)``, what the site measured at the
+    trial (a site with a transfer system); getDisp and getDaqResponse then return it
+    instead of the trial displacement the client sent."""
 
     n_basic: int
 
@@ -519,6 +523,12 @@ class ElementServer:
         def part(frame, i):
             return frame[offsets[i]: offsets[i + 1]] if setup.ctrl_sizes[i] else None
 
+        def measured_displacement():
+            """What the site measured (a site with a transfer system), else the trial."""
+            if hasattr(site, "measured_displacement"):
+                return np.asarray(site.measured_displacement(), dtype=np.float64)
+            return last_trial["disp"]
+
         last_trial = {"disp": np.zeros(n), "vel": np.zeros(n), "accel": np.zeros(n),
                       "time": 0.0}
         while True:
@@ -553,7 +563,7 @@ class ElementServer:
             elif code == GET_MASS:
                 reply = np.asarray(site.mass()).ravel(order="F")
             elif code == GET_DISP:
-                reply = last_trial["disp"]
+                reply = measured_displacement()
             elif code == GET_VEL:
                 reply = last_trial["vel"]
             elif code == GET_ACCEL:
@@ -561,7 +571,7 @@ class ElementServer:
             elif code == GET_TIME:
                 reply = [last_trial["time"]]
             elif code == GET_DAQ_RESPONSE:
-                parts = (last_trial["disp"], last_trial["vel"], last_trial["accel"],
+                parts = (measured_displacement(), last_trial["vel"], last_trial["accel"],
                          site.force(), [last_trial["time"]])
                 reply = np.concatenate(
                     [np.asarray(p, dtype=float)[:k] for p, k in zip(parts, setup.daq_sizes)]
