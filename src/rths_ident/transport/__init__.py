@@ -10,6 +10,11 @@
 * :mod:`~rths_ident.transport.openfresco` — the OpenFresco protocol, server role: an
   :class:`ElementServer` that OpenSees' ``genericClient`` element drives (tested against
   OpenSeesPy's own element).
+* :mod:`~rths_ident.transport.openfresco_client` — the OpenFresco protocol, client role:
+  an :class:`OpenFrescoClient` that drives OpenSees' ``adapter`` element (tested against
+  OpenSeesPy's) or an OpenFresco SimApp site server.
+* :mod:`~rths_ident.transport.vectors` — every decoded vector must be finite (a NaN/Inf
+  is a :class:`ProtocolError` naming the field).
 * :mod:`~rths_ident.transport.errors` — :class:`TransportError` and its kinds.
 """
 
@@ -23,6 +28,7 @@ from rths_ident.transport.errors import (
 from rths_ident.transport.framed import Message, MessageType
 from rths_ident.transport.framed_channel import FramedChannel
 from rths_ident.transport.openfresco import ElementServer, ModelElementSite, OpenFrescoProtocolError
+from rths_ident.transport.openfresco_client import OpenFrescoClient
 from rths_ident.transport.seed000 import Seed000Channel
 from rths_ident.transport.tcp import Listener, connect, serve
 
@@ -30,6 +36,7 @@ __all__ = [
     "ElementServer",
     "FramedChannel",
     "ModelElementSite",
+    "OpenFrescoClient",
     "OpenFrescoProtocolError",
     "Listener",
     "Message",

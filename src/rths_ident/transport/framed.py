@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from rths_ident.transport.errors import ProtocolError
+from rths_ident.transport.vectors import require_finite
 
 #: The four bytes every frame starts with.
 MAGIC = b"RTHS"
@@ -177,7 +178,7 @@ def decode_payload(message_type: MessageType, payload: bytes) -> Any:
             raise ProtocolError(
                 f"{name} payload length: expected a multiple of 8 bytes (float64), got {len(payload)}"
             )
-        return np.frombuffer(payload, dtype=_FLOAT).astype(np.float64)
+        return require_finite(np.frombuffer(payload, dtype=_FLOAT).astype(np.float64), f"{name} payload")
     if message_type in EMPTY_TYPES:
         if payload:
             raise ProtocolError(f"{name} payload length: expected 0 bytes, got {len(payload)}")
@@ -192,6 +193,8 @@ def decode_payload(message_type: MessageType, payload: bytes) -> Any:
         value = json.loads(text, parse_constant=_reject_constant)
     except ValueError as exc:
         raise ProtocolError(f"HELLO payload: expected a JSON object, got invalid JSON ({exc})") from None
+    except RecursionError:  # found by fuzzing: "[[[[…" deeper than Python's recursion limit
+        raise ProtocolError("HELLO payload: expected a JSON object, got JSON nested too deeply") from None
     if not isinstance(value, dict):
         raise ProtocolError(f"HELLO payload: expected a JSON object, got a JSON {type(value).__name__}")
     return value

@@ -50,6 +50,7 @@ import numpy as np
 from rths_ident.transport import tcp
 from rths_ident.transport.errors import PeerClosedError, ProtocolError, TransportError, TransportTimeout
 from rths_ident.transport.stream import send_all
+from rths_ident.transport.vectors import require_finite
 
 __all__ = [
     "OPEN",
@@ -238,12 +239,7 @@ def decode_frame(data: bytes, data_size: int, what: str = "frame", *, finite: bo
 def check_finite(values, field: str) -> None:
     """:class:`OpenFrescoProtocolError` naming ``field`` and the first index that holds
     a NaN or ±Inf."""
-    bad = np.flatnonzero(~np.isfinite(values))
-    if bad.size:
-        raise OpenFrescoProtocolError(
-            f"{field}[{int(bad[0])}] is {float(values[bad[0]])!r}: vectors on the wire must be finite "
-            f"({bad.size} non-finite value(s))"
-        )
+    require_finite(np.asarray(values), field, OpenFrescoProtocolError)
 
 
 def command_code(frame: np.ndarray) -> int:

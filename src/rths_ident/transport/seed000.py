@@ -19,6 +19,7 @@ import socket
 import numpy as np
 
 from rths_ident.transport.errors import ProtocolError
+from rths_ident.transport.vectors import require_finite
 from rths_ident.transport.stream import receive_exactly, send_all
 
 #: NumPy dtype of one value on the wire: IEEE-754 binary64, big-endian.
@@ -60,7 +61,7 @@ def decode(data: bytes, n: int) -> np.ndarray:
         raise ProtocolError(
             f"seed 000 message length: expected {expected} bytes ({n} float64), got {len(data)}"
         )
-    return np.frombuffer(data, dtype=WIRE_DTYPE).astype(np.float64)
+    return require_finite(np.frombuffer(data, dtype=WIRE_DTYPE).astype(np.float64), "seed 000 message")
 
 
 class Seed000Channel:
