@@ -64,3 +64,32 @@ def test_seed000_example_bytes():
     documented = hex_block(section("## Seed 000 mode"))
     assert documented == struct.pack(">d", 0.0125) + struct.pack(">d", -3.5)
     assert seed000.encode([0.0125, -3.5]) == documented
+
+
+def test_client_role_server_script_is_the_tested_one():
+    import importlib.util
+    import sys
+
+    here = Path(__file__).resolve().parent
+    sys.path.insert(0, str(here))
+    spec = importlib.util.spec_from_file_location("_client_test", here / "test_openfresco_client.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    text = section("## OpenFresco protocol (client role)")
+    scripts = re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)
+    assert scripts[0].strip() == module.SERVER_SCRIPT.strip()
+
+
+def test_serve_site_command_lines_parse():
+    from rths_ident.cli import build_parser
+
+    text = section("## `rths-ident serve site`")
+    block = re.search(r"```console\n(.*?)```", text, flags=re.DOTALL).group(1)
+    lines = [line.split() for line in block.splitlines() if line.startswith("rths-ident ")]
+    assert len(lines) == 3
+    from rths_ident.serve_site_command import parse_specimen
+
+    for words in lines:
+        args = build_parser().parse_args(words[1:])
+        assert args.command == "serve" and args.serve_action == "site"
+        parse_specimen(args.specimen)  # every documented specimen is valid
