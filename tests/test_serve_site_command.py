@@ -22,6 +22,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import pathlib
 import subprocess
 import sys
@@ -44,7 +45,7 @@ class ServeSite:
     """``rths-ident serve site --port 0 …`` in a subprocess; ``port`` from its first line."""
 
     def __init__(self, *options):
-        env = {**__import__("os").environ, "PYTHONPATH": SRC}
+        env = {**os.environ, "PYTHONPATH": SRC}
         self.proc = subprocess.Popen([sys.executable, "-m", "rths_ident.cli", "serve", "site", "--port", "0",
                                       "--wait", "60", *options],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
@@ -208,3 +209,13 @@ def test_client_with_another_data_size_is_refused(capsys):
         thread.join(10.0)
     assert result["code"] == 1
     assert "client's data_size 128 != --data-size 256" in capsys.readouterr().err
+
+
+def test_ctrl_c_stops_the_server_with_one_line():
+    import signal
+
+    server = ServeSite("--specimen", "linear:k=1e6")
+    server.proc.send_signal(signal.SIGINT)
+    status, out, err = server.finish()
+    assert status == 130, out + err
+    assert err.strip().splitlines()[-1] == "rths-ident serve site: interrupted (Ctrl-C)", err

@@ -155,9 +155,10 @@ def serve_site(args: argparse.Namespace, on_command=None) -> int:
     server = ElementServer(checked_site, port=args.port, host=args.host, accept_timeout=args.wait,
                            timeout=args.timeout, on_command=on_command)
     host, port = server.address
-    print(f"rths-ident serve site: listening on {host}:{port} (OpenFresco element protocol; specimen "
-          f"{args.specimen}, transfer system {args.transfer_system}); stop with DIE (99) or Ctrl-C", flush=True)
-    try:
+    try:  # Ctrl-C may come as soon as the address is out
+        print(f"rths-ident serve site: listening on {host}:{port} (OpenFresco element protocol; specimen "
+              f"{args.specimen}, transfer system {args.transfer_system}); stop with DIE (99) or Ctrl-C",
+              flush=True)
         server.serve()
     except KeyboardInterrupt:
         server.close()
