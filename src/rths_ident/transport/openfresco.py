@@ -32,6 +32,10 @@ against OpenSeesPy 3.7.1 on x86-64):
   not. A server that never replies leaves OpenSees blocked in ``read``: the client side
   needs its own time limit.
 
+Every decoded frame must be finite (a NaN/Inf names the field and index). The client
+role — rths_ident driving an OpenSees ``adapter`` element or an OpenFresco SimApp server —
+is :mod:`rths_ident.transport.openfresco_client`.
+
 The codes are OpenFresco's ``FrescoGlobals.h`` / OpenSees ``GenericClient.h``
 ``RemoteTest_*`` values. This module depends on NumPy and the standard library only; a
 site built on an :mod:`rths_ident.models` model (:class:`ModelElementSite`) imports that
