@@ -170,6 +170,24 @@ def test_a_failing_substructure_aborts_with_the_logs_so_far():
 
     ns = Failing()
     ns.calls = 0
-    with pytest.raises(LoopAborted, match="slow step 5 failed: peer went away") as info:
-        run_stepwise(_SpringSite(), ns, np.ones(20))
+    site = _SpringSite()
+    with pytest.raises(LoopAborted, match=r"slow step 5 \(t = 0\.060 s\) failed: peer went away") as info:
+        run_stepwise(site, ns, np.ones(20))
     assert info.value.logs["ns"]["u"].shape == (5,)
+    # the default safe stop held the last target 0.5 s (50 steps), then ramped it to zero
+    # in 2 s (200 steps): the spring's force follows the command exactly (ideal ramp)
+    stop = info.value.safe_stop_logs["force"][:, -1] / K2
+    held = _monolithic(np.ones(20))[5]  # the target of the failed step 5
+    assert stop.shape == (250,) and abs(held) > 1e-6
+    np.testing.assert_allclose(stop[:50], held, rtol=1e-12)
+    np.testing.assert_allclose(stop[50:], held * (1 - np.arange(1, 201) / 200), rtol=1e-12, atol=1e-15)
+    assert "brought to rest" in str(info.value) and "5 completed slow steps are kept" in str(info.value)
+
+
+def test_without_a_safe_stop_the_site_is_left_alone():
+    site = _SpringSite()
+    with pytest.raises(LoopAborted, match="left as it was") as info:
+        run_stepwise(site, _SdofNS(), np.ones(20), check=lambda log, k: "limit" if k == 3 else None,
+                     safe_stop=None)
+    assert info.value.safe_stop_logs is None
+    assert "slow step 3 (t = 0.040 s) stopped: limit" in str(info.value)

@@ -40,11 +40,14 @@ leaves everything logged up to the failure readable (:class:`LoopAborted` carrie
 
 from __future__ import annotations
 
+import time
 from typing import Any, Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+from rths_ident.hybrid.safe_stop import SafeStop, bring_to_rest
 
 
 class SlowStepFunctions(NamedTuple):
@@ -72,10 +75,11 @@ class LoopAborted(RuntimeError):
     (actuator limit, non-finite state, a peer that failed). ``.logs`` holds every slow
     step completed before the failure (NumPy arrays), ``.slow_index`` the failing step."""
 
-    def __init__(self, message: str, logs: dict, slow_index: int):
+    def __init__(self, message: str, logs: dict, slow_index: int, safe_stop_logs: dict | None = None):
         super().__init__(message)
         self.logs = logs
         self.slow_index = slow_index
+        self.safe_stop_logs = safe_stop_logs  # the site's logs while it was brought to rest
 
 
 def update_log(estimate, applied) -> dict:
@@ -131,7 +135,8 @@ class ModelUpdater:
 
 def run_stepwise(site, ns, ground_accel_slow, *, updater: ModelUpdater | None = None,
                  check: Callable[[dict, int], str | None] | None = None,
-                 on_step: Callable[[int, dict], None] | None = None):
+                 on_step: Callable[[int, dict], None] | None = None,
+                 pacer=None, safe_stop: SafeStop | None = SafeStop()):
     """Run slow step by slow step from Python: ``site`` (a
     :class:`~rths_ident.hybrid.site.Site`) and ``ns`` (a
     :class:`~rths_ident.structures.numerical_substructure.NumericalSubstructure`).
@@ -141,13 +146,32 @@ def run_stepwise(site, ns, ground_accel_slow, *, updater: ModelUpdater | None = 
     ``check(step_log, k)`` may return a message to abort (e.g. an actuator limit flag);
     the logs up to and including step ``k`` are then attached to :class:`LoopAborted`, as
     they are when the site or the NS raises. ``on_step(k, step_log)`` is called after
-    every step (progress bars, pacing, records). Returns the logs stacked like
+    every step (progress bars, records). Returns the logs stacked like
     :func:`run_fused`'s (``{"fast", "ns", "update"}``).
+
+    ``pacer`` (a :class:`~rths_ident.hybrid.realtime.RealTimePacer`) holds each step to
+    its wall-clock window and times the NS's share. When a step fails, ``safe_stop``
+    (:class:`~rths_ident.hybrid.safe_stop.SafeStop`; None: leave the site as it is)
+    brings the specimen to rest before :class:`LoopAborted` is raised; its error says
+    what failed, at which slow step and test time, and how the specimen was left.
     """
     per_step: list = []
     ground_accel_slow = np.asarray(ground_accel_slow)
+    dt = float(getattr(ns, "dt", np.nan))
     target = ns.initial_target()
+
+    def abort(message: str, k: int):
+        where = f"slow step {k}" + (f" (t = {(k + 1) * dt:.3f} s)" if np.isfinite(dt) else "")
+        stopped = bring_to_rest(site, target, dt, safe_stop)
+        kept = f"the {len(per_step)} completed slow steps are kept"
+        return LoopAborted(f"{where} {message}. {stopped.describe()}; {kept}.", stack_logs(per_step), k,
+                           safe_stop_logs=stopped.logs)
+
+    if pacer is not None:
+        pacer.start()
     for k in range(ground_accel_slow.shape[0]):
+        if pacer is not None:
+            pacer.begin_step(k)
         try:
             reading = site.step(target)
             step_log = {"fast": reading.log}
@@ -156,17 +180,22 @@ def run_stepwise(site, ns, ground_accel_slow, *, updater: ModelUpdater | None = 
                 if applied:
                     ns.apply_parameters(np.asarray(reading.estimate.theta))
                 step_log["update"] = jax.device_get(update_log(reading.estimate, applied))
-            target, ns_log = ns.step(reading.force, ground_accel_slow[k])
+            ns_start = time.perf_counter()
+            next_target, ns_log = ns.step(reading.force, ground_accel_slow[k])
+            ns_seconds = time.perf_counter() - ns_start
             step_log["ns"] = ns_log
         except LoopAborted:
             raise
         except Exception as exc:
-            raise LoopAborted(f"slow step {k} failed: {exc}", stack_logs(per_step), k) from exc
+            raise abort(f"failed: {exc}", k) from exc
         per_step.append(step_log)
         if check is not None:
             message = check(step_log, k)
             if message:
-                raise LoopAborted(message, stack_logs(per_step), k)
+                raise abort(f"stopped: {message}", k)
+        target = next_target
+        if pacer is not None:
+            pacer.end_step(k, ns_seconds)
         if on_step is not None:
             on_step(k, step_log)
     return stack_logs(per_step)
