@@ -13,7 +13,12 @@ import math
 import sys
 from pathlib import Path
 
+from rths_ident.hybrid.realtime import DEFAULT_PADDING_S
 from rths_ident.hybrid.scenarios import SCENARIOS
+
+
+#: exit status of a hybrid test that stopped on a fault (limit, peer, non-finite state)
+EXIT_TEST_STOPPED = 3
 
 
 class _ProgressBar:
@@ -68,6 +73,15 @@ def _report(result: dict) -> str:
                      f"   converged (±2 %) at {'—' if tc is None else f'{tc:.2f} s'}")
     lines.append(f"  wall {result['wall_s']:.2f} s → {result['realtime_factor']:.1f}× real time "
                  f"(total with set-up, compile and comparison runs {result['total_wall_s']:.1f} s)")
+    if "realtime" in result:
+        rt = result["realtime"]
+        lat, ns = rt["latency_ms"], rt["ns_step_ms"]
+        lines.append(
+            f"  paced at {rt['slow_step_ms']:g} ms per slow step: missed deadlines {rt['missed_deadlines']} "
+            f"({rt['missed_after_startup']} after the {rt['startup_steps']}-step start-up, longest run "
+            f"{rt['longest_missed_run']}), late targets (> 0.6 Δt) {rt['late_targets']}")
+        lines.append(f"  latency per slow step p50 {lat['p50']:.3f} / p99 {lat['p99']:.3f} / max {lat['max']:.3f} ms"
+                     f"; numerical substructure p50 {ns['p50']:.3f} / p99 {ns['p99']:.3f} / max {ns['max']:.3f} ms")
     return "\n".join(lines)
 
 
@@ -94,6 +108,7 @@ def _scenario_config(args: argparse.Namespace):
     common = {name: getattr(args, name) for name in COMMON}
     common["sensor_noise"] = not args.no_noise
     common["ddmrt_adaptive"] = True if args.ddmrt_adaptive else None
+    common["pad_seconds"] = args.pad if args.pad is not None else (DEFAULT_PADDING_S if args.realtime else None)
     options = {name: getattr(args, name) for name in scenario.OPTIONS}
     return scenario, scenario.config_from_options(common, options)
 
@@ -101,16 +116,27 @@ def _scenario_config(args: argparse.Namespace):
 def _run(args: argparse.Namespace) -> int:
     scenario, cfg = _scenario_config(args)
     # a substructure outside JAX (OpenSeesPy, a peer) can only run step by step
-    engine = args.engine or ("fused" if getattr(cfg, "ns", "native") == "native" else "stepwise")
+    engine = args.engine or ("fused" if getattr(cfg, "ns", "native") == "native" and not args.realtime
+                             else "stepwise")
+    if args.realtime and engine != "stepwise":
+        from rths_ident._params import ParameterError  # noqa: PLC0415
+
+        raise ParameterError("--realtime paces the step-wise engine: drop --engine fused")
     progress, bar = (None, None)
     if engine == "stepwise" and not args.quiet:
-        n_slow = int(round((cfg.duration or _record_duration(cfg)) * cfg.slow_rate))
+        n_slow = int(round(((cfg.duration or _record_duration(cfg)) + cfg.pad_seconds) * cfg.slow_rate))
         progress = bar = _ProgressBar(n_slow)
     if not args.quiet:
         print(f"running {args.scenario} ({cfg.record}, updating {cfg.updating}, engine {engine}) …",
               file=sys.stderr)
+    from rths_ident.hybrid.engine import LoopAborted  # noqa: PLC0415
+
     try:
-        result = scenario.run_scenario(cfg, engine=engine, compare=not args.no_compare, progress=progress)
+        paced = {"realtime": True} if args.realtime else {}
+        result = scenario.run_scenario(cfg, engine=engine, compare=not args.no_compare, progress=progress, **paced)
+    except LoopAborted as stopped:
+        print(f"rths-ident: the test stopped: {stopped}", file=sys.stderr)
+        return EXIT_TEST_STOPPED
     finally:
         if bar is not None:
             bar.close()
@@ -190,6 +216,12 @@ def add_run_command(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--no-noise", action="store_true", help="ideal sensors")
     parser.add_argument("--ddmrt-adaptive", action="store_true",
                         help="DDMRT with the leaky-LMS adaptive Wiener filter (seed 000 Eq. 3.7) instead of fixed W")
+    parser.add_argument("--realtime", action="store_true",
+                        help="pace the loop against the wall clock (step-wise engine, one compiled fast chunk per "
+                        "slow step): reports missed deadlines and per-step latency")
+    parser.add_argument("--pad", type=float, default=None, metavar="SECONDS",
+                        help=f"zero ground acceleration before the record [s] (default {DEFAULT_PADDING_S:g} with "
+                        "--realtime, else 0): the start-up that seed 003 pads")
     parser.add_argument("--no-compare", action="store_true",
                         help="skip the comparison runs (no updating, oracle)")
     parser.add_argument("--seed", type=int, default=None, help="sensor-noise seed (default 123)")

@@ -122,11 +122,16 @@ def make_fused_runner(functions: SlowStepFunctions):
 
 class ModelUpdater:
     """The model-updating hook as the step-wise engine runs it: the guards compiled once,
-    their state kept here. ``hook(hook_state, estimate, k) -> (hook_state, applied)``."""
+    their state kept here. ``hook(hook_state, estimate, k) -> (hook_state, applied)``;
+    given ``example_estimate`` (an :class:`~rths_ident.estimators.online_identifier.Estimate`
+    of the identifier's shapes) it is compiled ahead of time."""
 
-    def __init__(self, hook: Callable, hook_state):
-        self._hook = jax.jit(hook)
+    def __init__(self, hook: Callable, hook_state, example_estimate=None):
         self.state = canonical_state(hook_state)
+        self._hook = jax.jit(hook)
+        if example_estimate is not None:  # compiled now, not in the first (maybe paced) step
+            estimate = canonical_state(example_estimate)
+            self._hook = self._hook.lower(self.state, estimate, jnp.asarray(0)).compile()
 
     def step(self, estimate, slow_index: int) -> bool:
         self.state, applied = self._hook(self.state, estimate, jnp.asarray(slow_index))
@@ -160,12 +165,12 @@ def run_stepwise(site, ns, ground_accel_slow, *, updater: ModelUpdater | None = 
     dt = float(getattr(ns, "dt", np.nan))
     target = ns.initial_target()
 
-    def abort(message: str, k: int):
+    def abort(message: str, k: int, advice: str | None = None):
         where = f"slow step {k}" + (f" (t = {(k + 1) * dt:.3f} s)" if np.isfinite(dt) else "")
         stopped = bring_to_rest(site, target, dt, safe_stop)
         kept = f"the {len(per_step)} completed slow steps are kept"
-        return LoopAborted(f"{where} {message}. {stopped.describe()}; {kept}.", stack_logs(per_step), k,
-                           safe_stop_logs=stopped.logs)
+        text = f"{where} {message}. {stopped.describe()}; {kept}." + (f" What to do: {advice}." if advice else "")
+        return LoopAborted(text, stack_logs(per_step), k, safe_stop_logs=stopped.logs)
 
     if pacer is not None:
         pacer.start()
@@ -187,7 +192,7 @@ def run_stepwise(site, ns, ground_accel_slow, *, updater: ModelUpdater | None = 
         except LoopAborted:
             raise
         except Exception as exc:
-            raise abort(f"failed: {exc}", k) from exc
+            raise abort(f"failed: {exc}", k, getattr(exc, "advice", None)) from exc
         per_step.append(step_log)
         if check is not None:
             message = check(step_log, k)

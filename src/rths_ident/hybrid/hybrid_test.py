@@ -28,6 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from rths_ident._params import ParameterError
+from rths_ident.estimators.online_identifier import Estimate
 from rths_ident.hybrid.engine import (
     LoopState,
     ModelUpdater,
@@ -177,13 +178,15 @@ def _limit_check(slow_rate: float):
 
 
 def run_loop(test: HybridTest, engine: str = "fused", variant: str = "updating", progress=None, ns=None,
-             site=None):
+             site=None, pacer=None):
     """Run the hybrid loop; returns (logs as NumPy, wall seconds of the run alone — the
     fused loop is compiled beforehand).
 
     Step-wise: ``ns`` (default ``test.make_ns(variant)``) and ``site`` (default the
     virtual site) may be any objects of the protocols; ``progress(k, step_log)`` is
-    called after each slow step.
+    called after each slow step; ``pacer`` (a
+    :class:`~rths_ident.hybrid.realtime.RealTimePacer`) paces the steps against the wall
+    clock.
     """
     if engine == "fused":
         initial = initial_loop_state(test, variant)
@@ -196,15 +199,18 @@ def run_loop(test: HybridTest, engine: str = "fused", variant: str = "updating",
         return jax.tree_util.tree_map(np.asarray, logs), wall
     if engine != "stepwise":
         raise ParameterError(f"engine = {engine!r}: expected one of {', '.join(ENGINES)}")
+    if pacer is not None and engine == "fused":
+        raise ParameterError("real-time pacing needs the step-wise engine (engine='stepwise')")
     guards = variant_guards(test, variant)
     values = test.true_values if variant == "oracle" else test.initial_values
-    updater = ModelUpdater(_hook(test), (hook_init(values), guards))
+    example = Estimate(jnp.asarray(values, dtype=float), jnp.zeros(len(values)), jnp.asarray(False))
+    updater = ModelUpdater(_hook(test), (hook_init(values), guards), example)
     site = virtual_site(test) if site is None else site
     ns = test.make_ns(variant) if ns is None else ns
     start = _time.perf_counter()
     try:
         logs = run_stepwise(site, ns, np.asarray(test.ground_accel), updater=updater,
-                            check=_limit_check(test.slow_rate), on_step=progress)
+                            check=_limit_check(test.slow_rate), on_step=progress, pacer=pacer)
     finally:
         ns.close()
         site.close()

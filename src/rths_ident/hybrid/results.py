@@ -15,7 +15,9 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from rths_ident import metrics
+from rths_ident._params import ParameterError
 from rths_ident.hybrid.hybrid_test import HybridTest, run_loop
+from rths_ident.hybrid.realtime import RealTimePacer
 
 COMPARISON_VARIANTS = ("none", "oracle")
 
@@ -62,7 +64,7 @@ def variant_metrics(test: HybridTest, logs: dict, reference_response, reference_
         },
         "updates_applied": int(np.sum(logs["update"]["applied"])),
         "actuator_limit_code": int(np.max(logs["fast"]["limit"])),
-        "missed_deadlines": 0,  # not paced: the loop runs as fast as it can
+        "missed_deadlines": 0,  # not paced: the loop runs as fast as it can (run_scenario's realtime)
     }
     if names:  # every online identifier reports its relative std (estimators.online_identifier)
         out["param_std_percent"] = dict(zip(names, map(float, 100 * np.asarray(logs["update"]["relative_std"])[-1])))
@@ -78,23 +80,40 @@ def _ns_values(test: HybridTest, logs: dict, variant: str) -> np.ndarray:
 
 
 def run_scenario(cfg, build: Callable[..., HybridTest], engine: str = "fused", compare: bool = True,
-                 progress=None, describe: Callable[[HybridTest], dict] | None = None) -> dict:
+                 progress=None, describe: Callable[[HybridTest], dict] | None = None,
+                 realtime: bool = False) -> dict:
     """Run the configured variant and (``compare``) ``none`` and ``oracle`` for the
     side-by-side plots. Returns the JSON keys of ``rths-ident run`` (for the configured
     variant), ``variants`` (metrics of each) and ``_arrays`` (what the plots need);
-    ``describe(test)`` adds scenario-specific keys."""
+    ``describe(test)`` adds scenario-specific keys.
+
+    ``realtime``: the configured variant runs step-wise, paced against the wall clock
+    (:class:`~rths_ident.hybrid.realtime.RealTimePacer`; the comparison runs are not
+    paced); ``cfg.pad_seconds`` of the record count as start-up. ``missed_deadlines``
+    and ``latency_ms`` then come from the pacer, and ``realtime`` holds its whole report.
+    """
+    if realtime and engine != "stepwise":
+        raise ParameterError("real-time pacing needs the step-wise engine (engine='stepwise')")
     start_all = _time.perf_counter()
     test = build(cfg)
     reference_response, reference_force = test.reference()
     comparisons = [m for m in COMPARISON_VARIANTS if m != cfg.updating and m in cfg.UPDATING_MODES]
     order = [cfg.updating] + (comparisons if compare else [])
     results = {}
+    pacer = None
     for mode in order:
         variant = "updating" if mode in cfg.IDENTIFYING_MODES else mode
-        logs, wall = run_loop(test, engine, variant=variant, progress=progress if mode == cfg.updating else None)
+        if realtime and mode == cfg.updating:
+            pacer = RealTimePacer(1.0 / cfg.slow_rate, startup_steps=int(round(cfg.pad_seconds * cfg.slow_rate)))
+        logs, wall = run_loop(test, engine, variant=variant, progress=progress if mode == cfg.updating else None,
+                              pacer=pacer if mode == cfg.updating else None)
         results[mode] = VariantResult(
             mode, variant_metrics(test, logs, reference_response, reference_force, variant), logs, wall)
     main = results[cfg.updating]
+    if pacer is not None:
+        report = pacer.report().as_dict()
+        main.metrics.update(missed_deadlines=report["missed_deadlines"], latency_ms=report["latency_ms"],
+                            realtime=report)
     names = test.param_names
     duration = float(test.time_slow[-1])
     out = dict(main.metrics)

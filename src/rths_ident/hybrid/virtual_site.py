@@ -257,7 +257,22 @@ class VirtualSite:
         target = jnp.asarray(np.reshape(np.asarray(target, dtype=float), (self.n_interface,)))
         self.state, log, force, estimate = self._step(self.params, self.state, target)
         log, force = jax.device_get((log, force))  # one transfer for every leaf
+        self.last_command = float(log["command"][-1])
         return SiteReading(displacement=log["measured"][-1:], force=force, log=log, estimate=estimate)
+
+    def safe_stop(self, last_target, dt_slow: float, policy) -> dict:
+        """Hold the actuator's last command, then ramp it to zero, bypassing the rate
+        transition and the compensator (:mod:`rths_ident.hybrid.virtual_safe_stop`;
+        compiled when first needed). Returns the logs stacked per slow step."""
+        from rths_ident.hybrid.virtual_safe_stop import command_profile, make_command_chunk  # noqa: PLC0415
+
+        chunk = jax.jit(make_command_chunk(self.side))
+        last = getattr(self, "last_command", 0.0)  # nothing commanded yet: at rest already
+        per_step = []
+        for commands in command_profile(last, self.side.ratio, self.side.ratio / self.side.fast_rate, policy):
+            self.state, log = chunk(self.params, self.state, jnp.asarray(commands))
+            per_step.append(jax.device_get(log))
+        return jax.tree_util.tree_map(lambda *xs: np.stack(xs), *per_step)
 
     def close(self) -> None:
         pass

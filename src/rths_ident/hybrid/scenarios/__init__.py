@@ -9,8 +9,9 @@ A scenario is a module with:
     destinations beyond the common ones of :mod:`rths_ident.run_command`);
 ``config_from_options(common: dict, options: dict) -> config``
     its configuration from the common settings and its own options;
-``run_scenario(config, engine, compare, progress) -> dict``
-    the run (:func:`rths_ident.hybrid.results.run_scenario`);
+``run_scenario(config, engine, compare, progress, realtime=False) -> dict``
+    the run (:func:`rths_ident.hybrid.results.run_scenario`; ``realtime`` paces the
+    step-wise engine against the wall clock);
 ``plot(result, out_dir) -> list[Path]``
     its figures.
 

@@ -30,7 +30,9 @@ NATIVE_INTEGRATORS = {"alpha-os": lambda structure: AlphaOS(structure, alpha=-0.
 
 
 def slow_record(cfg: HybridTestConfig):
-    """The ground motion at the slow rate: (t_1 … t_N [s], ẍ_g [m/s²])."""
+    """The ground motion at the slow rate: (t_1 … t_N [s], ẍ_g [m/s²]), after
+    ``cfg.pad_seconds`` of zeros (the padding is part of the test: t starts at its
+    beginning)."""
     t, ag = load_ground_motion(cfg.record)
     ag = ag * cfg.record_scale
     dt_slow = 1.0 / cfg.slow_rate
@@ -44,7 +46,12 @@ def slow_record(cfg: HybridTestConfig):
                 f"({t[-1] - t[0]:g} s)"
             )
         t, ag = t[:n], ag[:n]
-    return t[1:] - t[0], ag[1:]
+    t, ag = t[1:] - t[0], ag[1:]
+    n_pad = int(round(cfg.pad_seconds / dt_slow))
+    if n_pad:
+        t = np.concatenate([dt_slow * np.arange(1, n_pad + 1), t + n_pad * dt_slow])
+        ag = np.concatenate([np.zeros(n_pad), ag])
+    return t, ag
 
 
 #: seed 000's leaky-LMS constants were set for displacements in inches ([REPO]: μ = 0.01,

@@ -31,6 +31,7 @@ class HybridTestConfig:
     record: str = "elcentro_1940"
     record_scale: float = 1.0
     duration: float | None = None  # s of the record to run; None = all of it
+    pad_seconds: float = 0.0  # s of zero ground acceleration before the record (real-time start-up, seed 003 §4.2)
     fast_rate: float = 4000.0  # Hz
     slow_rate: float = 50.0  # Hz
     updating: str = "none"
@@ -75,6 +76,9 @@ class HybridTestConfig:
             )
         if self.duration is not None and not self.duration > 0:
             self.bad("duration", "a positive number of seconds")
+        if not (isinstance(self.pad_seconds, (int, float)) and np.isfinite(self.pad_seconds)
+                and self.pad_seconds >= 0):
+            self.bad("pad_seconds", "a finite number of seconds ≥ 0")
         if not (np.isfinite(self.record_scale) and self.record_scale > 0):
             self.bad("record_scale", "a finite positive factor")
         if not (0.0 <= self.arrival_fraction < 1.0):

@@ -233,12 +233,12 @@ def opensees_frame_ns(cfg: FrameTestConfig, column: ColumnUnderTest, variant: st
 
 
 def scenario_runner(build: Callable[[FrameTestConfig], HybridTest]) -> Callable:
-    """A frame scenario's ``run_scenario(cfg, engine, compare, progress)``: the configured
+    """A frame scenario's ``run_scenario(cfg, engine, compare, progress, realtime)``: the configured
     variant and (``compare``) ``none`` and ``oracle`` (:func:`rths_ident.hybrid.results.run_scenario`),
     with the floor mass and the initial error in the result."""
 
-    def run_scenario(cfg, engine: str = "fused", compare: bool = True, progress=None) -> dict:
-        return run_hybrid_test(cfg, build, engine=engine, compare=compare, progress=progress,
+    def run_scenario(cfg, engine: str = "fused", compare: bool = True, progress=None, realtime: bool = False) -> dict:
+        return run_hybrid_test(cfg, build, engine=engine, compare=compare, progress=progress, realtime=realtime,
                                describe=lambda test: {"floor_mass_kg": cfg.mass, "initial_error": cfg.initial_error})
 
     return run_scenario

@@ -207,11 +207,12 @@ def describe(cfg: RCFrameConfig) -> dict:
             "record_scale": cfg.record_scale}
 
 
-def run_scenario(cfg: RCFrameConfig, engine: str = "fused", compare: bool = True, progress=None) -> dict:
-    """Run the test (an OpenSees NS needs the step-wise engine)."""
+def run_scenario(cfg: RCFrameConfig, engine: str = "fused", compare: bool = True, progress=None,
+                 realtime: bool = False) -> dict:
+    """Run the test (an OpenSees NS needs the step-wise engine; so does ``realtime``)."""
     if engine == "fused" and cfg.ns != "native":
         raise ParameterError(f"rc-frame --ns {cfg.ns} runs in the step-wise engine only (use --engine stepwise)")
-    return run_hybrid_test(cfg, build, engine=engine, compare=compare, progress=progress,
+    return run_hybrid_test(cfg, build, engine=engine, compare=compare, progress=progress, realtime=realtime,
                            describe=lambda test: describe(cfg))
 
 
