@@ -14,21 +14,27 @@ the column lines (5-9-13, 6-10-14, 7-11-15, 8-12-16; pinned bases 2 under 6 and 
 =========  ===========================  ==========  ====================================
 paper      meaning                      SAP joint   equation (1-based)
 =========  ===========================  ==========  ====================================
-ψ4, ψ28    x4, θ4 (interface node 4)    6           Ux 27 (floor 1), Ry 29
-ψ31        θ7 (interface node 7)        7           Ry 21
-ψ16, ψ19   y4, y7                       6, 7        Uz 28, 20
-ψ37, ψ38   θ14, θ15 (pinned bases)      2, 3        Ry 19, 18
-ψ2, ψ26    x2, θ2 (node 2, storey 2)    9           Ux 26, Ry 11
-ψ3, ψ27    x3, θ3 (node 3, storey 3)    13          Ux 13, Ry 7
+ψ4, ψ28    x4, θ4 (interface node 4)    7           Ux 27 (floor 1), Ry 21
+ψ31        θ7 (interface node 7)        6           Ry 29
+ψ16, ψ19   y4, y7                       7, 6        Uz 20, 28
+ψ37, ψ38   θ14, θ15 (pinned bases)      3, 2        Ry 18, 19
+ψ2, ψ26    x2, θ2 (node 2, storey 2)    12          Ux 26, Ry 22
+ψ3, ψ27    x3, θ3 (node 3, storey 3)    16          Ux 13, Ry 3
 =========  ===========================  ==========  ====================================
 
-Node 4 is the left interior joint: the package script subtracts its 3-DOF physical frame
-(x, θ_left, θ_right) at equations (27, 29, 21) (digest §2), so θ_left = equation 29 = joint 6;
-nodes 2 and 3 are then the exterior column above joint 5 (Fig. 6 numbers the nodes column
-by column). **Sign of θ:** SAP's Ry of this XZ-plane frame is positive clockwise (a push
-in +x at floor 1 gives Ry > 0 at every joint); the paper's θ is about z, counter-clockwise,
-and its mechanics (§3.6.1: under a push the bottom actuator, η1 ≈ x + 127 θ, moves less
-than the floor) need θ < 0 for a push. So ψ_θ = −Ry (``ROTATION_SIGN``).
+Which interior joint is node 4 is not printed anywhere we can read (the figures are
+images). The paper's own experiment decides it (§3.6.1, Fig. 16B): equal 4 mm strokes
+(x = 4 mm, θ = 0) put the bottom actuator in compression beyond the push and the TOP
+actuator in TENSION. Of the two interior joints of the SAP physical frame only joint 7
+does that: the column under joint 6 is nearly released at its top in the export
+(K[19, 29] = 4.5e4 against K[18, 21] = 4.6e5 under joint 7), so the frame alone turns
+joint 6 the other way under a push (tested, tests/benchmarks/marths/test_force_estimation.py).
+Nodes 2 and 3 are then the exterior column next to it (Fig. 6 numbers the nodes column
+by column), above joint 8. **Sign of θ:** SAP's Ry of this XZ-plane frame is positive
+clockwise (a push in +x at floor 1 gives Ry > 0 at every joint of the reference); the
+paper's θ is about z, counter-clockwise, and its kinematics (Eq. 28: the bottom actuator
+η1 ≈ x + 127 θ) with the Fig. 16 mechanics need θ < 0 for a push. So ψ_θ = −Ry
+(``ROTATION_SIGN``).
 
 **Partition.** The physical substructure (ES) is the central first-storey frame. The
 numerical substructure (NS) is the second SAP export (27 equations, its own numbering),
@@ -61,7 +67,7 @@ RAYLEIGH_MODES = (1, 3)
 #: ψ_θ = ROTATION_SIGN · Ry(SAP) (module doc)
 ROTATION_SIGN = -1.0
 #: paper node → SAP joint (module doc)
-NODE_JOINTS = {4: 6, 7: 7, 2: 9, 3: 13, 14: 2, 15: 3}
+NODE_JOINTS = {4: 7, 7: 6, 2: 12, 3: 16, 14: 3, 15: 2}
 
 
 def _equation(matrices: MarthsMatrices, joint: int, dof: str) -> int:
