@@ -13,7 +13,9 @@ A scenario is a module with:
     the run (:func:`rths_ident.hybrid.results.run_scenario`; ``realtime`` paces the
     step-wise engine against the wall clock);
 ``plot(result, out_dir) -> list[Path]``
-    its figures.
+    its figures;
+``report(result) -> str`` (optional)
+    the lines ``rths-ident run`` prints (default: the hybrid-test report).
 
 Modules are imported when a scenario is asked for, so ``rths-ident --help`` stays fast.
 """
@@ -29,6 +31,7 @@ SCENARIOS = {
     "lugre-frame": "rths_ident.hybrid.scenarios.lugre_frame",
     "bw-frame": "rths_ident.hybrid.scenarios.bw_frame",
     "rc-frame": "rths_ident.hybrid.scenarios.rc_frame",
+    "marths": "rths_ident.hybrid.scenarios.marths",
 }
 
 
