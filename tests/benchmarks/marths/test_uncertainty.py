@@ -5,12 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from rths_ident.benchmarks.marths.plant import NOMINAL_PLANT, frequency_response
-from rths_ident.benchmarks.marths.uncertainty import RENORMALISATION_HZ, sample_plant, sample_plants
+from rths_ident.benchmarks.marths.uncertainty import RENORMALISATION_HZ, sample_plants
 
 
 def test_relative_spread_of_each_parameter_is_table_2():
-    rng = np.random.default_rng(11)
-    draws = [sample_plant(rng) for _ in range(10000)]
+    draws = sample_plants(10000, seed=11)
 
     def spread(values, nominal):
         values = np.asarray(values)

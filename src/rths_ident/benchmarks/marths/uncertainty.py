@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from rths_ident._params import ParameterError
-from rths_ident.benchmarks.marths.plant import NOMINAL_PLANT, PlantDescription, frequency_response
+from rths_ident.benchmarks.marths.plant import NOMINAL_PLANT, PlantDescription
 
 __all__ = ["RELATIVE_STD", "RENORMALISATION_HZ", "sample_plant", "sample_plants", "plant_as_dict"]
 
@@ -35,8 +35,9 @@ RELATIVE_STD = {"zeros_column1": 0.055, "poles_column1": 0.06, "zero_h12": 0.03,
 RENORMALISATION_HZ = 0.01
 
 
-def sample_plant(rng: np.random.Generator, nominal: PlantDescription = NOMINAL_PLANT) -> PlantDescription:
-    """One random plant (module doc)."""
+def sample_plant(rng: np.random.Generator, nominal: PlantDescription = NOMINAL_PLANT,
+                 nominal_gain: np.ndarray | None = None) -> PlantDescription:
+    """One random plant (module doc); ``nominal_gain`` |H_nom(jω0)| (2, 2) if already known."""
     c = RELATIVE_STD
     zeros1 = np.asarray(nominal.zeros[0]) * (1.0 + c["zeros_column1"] * rng.standard_normal(2))
     poles1 = nominal.column_poles[0] * (1.0 + c["poles_column1"] * rng.standard_normal(2))
@@ -47,9 +48,22 @@ def sample_plant(rng: np.random.Generator, nominal: PlantDescription = NOMINAL_P
     draft = PlantDescription(column_poles=np.array([poles1, poles2]),
                              zeros=(tuple(zeros1), tuple(zeros1), (zero12,), (zero22,)),
                              gains=np.array(nominal.gains, dtype=float), frame_pole=complex(frame))
-    h_nom = np.abs(frequency_response(nominal, [RENORMALISATION_HZ])[0])
-    h_u = np.abs(frequency_response(draft, [RENORMALISATION_HZ])[0])
+    h_nom = _low_frequency_gain(nominal) if nominal_gain is None else nominal_gain
+    h_u = _low_frequency_gain(draft)
     return draft._replace(gains=draft.gains * h_nom / h_u)
+
+
+def _low_frequency_gain(plant: PlantDescription) -> np.ndarray:
+    """|H_ij(jω0)| (2, 2) from the factors of Eq. 25 (cheap: no polynomials)."""
+    s = 2j * np.pi * RENORMALISATION_HZ
+    two_pi = 2.0 * np.pi
+    frame = abs((s + two_pi * plant.frame_pole) * (s + two_pi * np.conj(plant.frame_pole)))
+    out = np.empty((2, 2))
+    for (i, j), zeros in zip(((0, 0), (1, 0), (0, 1), (1, 1)), plant.zeros):
+        num = np.prod(np.abs(s + two_pi * np.asarray(zeros, dtype=float)))
+        den = np.prod(np.abs(s + two_pi * np.asarray(plant.column_poles[j], dtype=float))) * frame
+        out[i, j] = abs(plant.gains[i][j]) * num / den
+    return out
 
 
 def sample_plants(count: int, seed: int) -> list[PlantDescription]:
@@ -57,7 +71,8 @@ def sample_plants(count: int, seed: int) -> list[PlantDescription]:
     if int(count) != count or count < 0:
         raise ParameterError(f"count must be a whole number >= 0; got {count!r}")
     rng = np.random.default_rng(seed)
-    return [sample_plant(rng) for _ in range(int(count))]
+    gain = _low_frequency_gain(NOMINAL_PLANT)
+    return [sample_plant(rng, NOMINAL_PLANT, gain) for _ in range(int(count))]
 
 
 def plant_as_dict(plant: PlantDescription) -> dict:
