@@ -118,10 +118,15 @@ def _run(args: argparse.Namespace) -> int:
     # a substructure outside JAX (OpenSeesPy, a peer) can only run step by step
     engine = args.engine or ("fused" if getattr(cfg, "ns", "native") == "native" and not args.realtime
                              else "stepwise")
-    if args.realtime and engine != "stepwise":
+    if args.realtime:
+        import inspect  # noqa: PLC0415
+
         from rths_ident._params import ParameterError  # noqa: PLC0415
 
-        raise ParameterError("--realtime paces the step-wise engine: drop --engine fused")
+        if "realtime" not in inspect.signature(scenario.run_scenario).parameters:
+            raise ParameterError(f"--realtime: {args.scenario} has no step-wise run to pace")
+        if engine != "stepwise":
+            raise ParameterError("--realtime paces the step-wise engine: drop --engine fused")
     progress, bar = (None, None)
     if engine == "stepwise" and not args.quiet:
         n_slow = int(round(((cfg.duration or _record_duration(cfg)) + cfg.pad_seconds) * cfg.slow_rate))

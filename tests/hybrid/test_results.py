@@ -34,3 +34,8 @@ def test_pacing_needs_the_stepwise_engine(capsys):
         rc.run_scenario(rc.RCFrameConfig(duration=0.1), engine="fused", realtime=True)
     assert main(["run", "rc-frame", "--realtime", "--engine", "fused", "--duration", "0.1", "--quiet"]) == 1
     assert "--realtime" in capsys.readouterr().err
+
+
+def test_a_scenario_without_a_stepwise_run_cannot_be_paced(capsys):
+    assert main(["run", "marths", "--realtime", "--quiet"]) == 1
+    assert "--realtime: marths has no step-wise run to pace" in capsys.readouterr().err
