@@ -1,0 +1,185 @@
+"""The serial backend: a seed 002 style rig (one servo, one force channel) over pyserial.
+
+:class:`SerialRigDriver` is a :class:`~rths_ident.rigs.hardware_site.RigDriver` speaking
+the line protocol of :mod:`rths_ident.rigs.serial_protocol` (the reference firmware
+``firmware/rths_rig/rths_rig.ino``, or the emulator of :mod:`rths_ident.rigs.emulator`).
+:func:`open_serial_site` wraps it with seed 002's calibration and limits into a
+:class:`~rths_ident.rigs.hardware_site.HardwareSite`.
+
+Opening the port resets an Arduino Uno (DTR); the driver sends its hello until the
+board answers or ``boot_timeout`` passes, ignoring the boot banner and the bytes a
+booting board may emit. After the hello, every command expects exactly its reply:
+
+* no complete line within ``timeout`` → :class:`~rths_ident.rigs.errors.RigTimeout`;
+* a line that is not the protocol's (garbage, bad checksum, a wrong sequence number) →
+  :class:`~rths_ident.rigs.errors.RigProtocolError` showing the bytes;
+* a boot banner → :class:`~rths_ident.rigs.errors.RigResetError` (the board rebooted:
+  brown-out, watchdog, someone opened the port elsewhere);
+* the port failing (cable pulled, device node gone) →
+  :class:`~rths_ident.rigs.errors.RigDisconnected`.
+
+Each message names the port and the command that was waiting.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from rths_ident.rigs import serial_protocol as proto
+from rths_ident.rigs.errors import (
+    RigDeviceError,
+    RigDisconnected,
+    RigProtocolError,
+    RigResetError,
+    RigTimeout,
+)
+from rths_ident.rigs.hardware_site import HardwareSite, RawReading, RigLimits, ServoRigCalibration
+
+__all__ = ["SerialRigDriver", "open_serial_site"]
+
+
+def _termios_error() -> tuple:
+    try:
+        import termios  # noqa: PLC0415
+    except ImportError:  # not POSIX
+        return ()
+    return (termios.error,)
+
+
+class SerialRigDriver:
+    """One servo + one force channel over a serial port (module doc).
+
+    port : device path (``/dev/ttyACM0``, ``COM3``, a pseudo-terminal).
+    baudrate : default :data:`~rths_ident.rigs.serial_protocol.BAUD_RATE`.
+    timeout : s to wait for each reply (must cover the board's move + settle + read).
+    boot_timeout : s to wait for the hello reply after opening.
+    """
+
+    def __init__(self, port: str, *, baudrate: int = proto.BAUD_RATE, timeout: float = 1.0,
+                 boot_timeout: float = 3.0):
+        import serial  # noqa: PLC0415  (pyserial: only needed for a serial rig)
+
+        # pyserial raises SerialException, OSError or (tcflush on a vanished POSIX tty) termios.error
+        self._serial_exception = (serial.SerialException,) + _termios_error()
+        self.port, self.timeout = port, float(timeout)
+        self.where = f"serial rig on {port}"
+        try:
+            self.serial = serial.Serial(port, baudrate, timeout=timeout, write_timeout=timeout)
+        except (serial.SerialException, OSError) as exc:
+            raise RigDisconnected(f"cannot open serial port {port} at {baudrate} baud: {exc}") from exc
+        self.seq = 0
+        try:
+            self.info = self._handshake(boot_timeout)
+        except Exception:
+            self.serial.close()
+            raise
+
+    def _write(self, line: bytes, what: str) -> None:
+        try:
+            self.serial.write(line)
+            self.serial.flush()
+        except (*self._serial_exception, OSError) as exc:
+            raise RigDisconnected(f"{self.where}: port failed while sending {what}: {exc}") from exc
+
+    def _readline(self, what: str) -> bytes:
+        try:
+            raw = self.serial.readline(proto.MAX_LINE)
+        except (*self._serial_exception, OSError) as exc:
+            raise RigDisconnected(f"{self.where}: port failed while waiting for the reply to {what}: {exc}") from exc
+        if not raw.endswith(b"\n"):
+            if len(raw) >= proto.MAX_LINE:
+                raise RigProtocolError(f"{self.where}: reply to {what} longer than {proto.MAX_LINE} bytes: {raw[:40]!r}…")
+            partial = f" (received only {raw!r})" if raw else ""
+            raise RigTimeout(f"{self.where}: no reply to {what} within {self.timeout:g} s{partial}")
+        return raw
+
+    def _handshake(self, boot_timeout: float) -> dict:
+        deadline = time.monotonic() + boot_timeout
+        seen = []
+        while time.monotonic() < deadline:
+            self._write(proto.hello(), "hello")
+            try:
+                raw = self._readline("hello")
+            except RigTimeout:
+                continue
+            try:
+                message = proto.decode(raw)
+            except RigProtocolError:
+                seen.append(raw)  # a booting board's noise
+                continue
+            if message.kind == "B":
+                continue
+            if message.kind == "E" and message.integer(1, "code") == 4:
+                raise RigProtocolError(f"{self.where}: the device does not speak protocol version "
+                                       f"{proto.PROTOCOL_VERSION} ({message})")
+            if message.kind == "H":
+                version = message.integer(0, "version")
+                if version != proto.PROTOCOL_VERSION:
+                    raise RigProtocolError(f"{self.where}: device speaks protocol version {version}, host "
+                                           f"{proto.PROTOCOL_VERSION}")
+                return {"version": version, "device": message.fields[1], "adc_bits": message.integer(2, "adc_bits"),
+                        "settle_ms": message.integer(3, "settle_ms")}
+            seen.append(raw)
+        shown = f"; received {seen[-1][:40]!r}" if seen else "; received nothing"
+        raise RigTimeout(f"{self.where}: no hello reply within {boot_timeout:g} s{shown} "
+                         "(is the rths_rig firmware loaded, the baud rate right?)")
+
+    def _exchange(self, line: bytes, what: str, reply_kind: str, seq: int) -> proto.Message:
+        self._write(line, what)
+        raw = self._readline(what)
+        try:
+            message = proto.decode(raw)
+        except RigProtocolError as exc:
+            raise RigProtocolError(f"{self.where}: bad reply to {what}: {exc}") from exc
+        if message.kind == "B":
+            raise RigResetError(f"{self.where}: the device reset during the test (boot banner {str(message)!r} "
+                                f"in reply to {what})")
+        if message.kind == "E":
+            code = message.integer(1, "code")
+            meaning = proto.ERROR_CODES.get(code, "unknown error code")
+            raise RigDeviceError(f"{self.where}: device error {code} ({meaning}) in reply to {what}: {message}")
+        if message.kind != reply_kind:
+            raise RigProtocolError(f"{self.where}: expected a {reply_kind!r} line in reply to {what}, got {message}")
+        got = message.integer(0, "seq")
+        if got != seq % proto.SEQUENCE_MODULUS:
+            raise RigProtocolError(f"{self.where}: reply to {what} carries sequence {got}, expected "
+                                   f"{seq % proto.SEQUENCE_MODULUS} (a stale or lost line)")
+        return message
+
+    def command(self, command) -> RawReading:
+        angle = float(np.asarray(command, dtype=float).reshape(-1)[0])
+        self.seq += 1
+        what = f"move #{self.seq} to {angle:.3f}°"
+        message = self._exchange(proto.move(self.seq, angle), what, "R", self.seq)
+        adc = message.integer(1, "adc")
+        return RawReading(force_raw=np.array([float(adc)]), displacement_raw=None,
+                          device_time=message.integer(2, "wait_ms") / 1000.0)
+
+    def hold(self) -> None:
+        """Discard any stale input (a hold follows faults), then ``S``/``K``."""
+        try:
+            self.serial.reset_input_buffer()
+        except (*self._serial_exception, OSError) as exc:
+            raise RigDisconnected(f"{self.where}: port failed before hold: {exc}") from exc
+        self.seq += 1
+        self._exchange(proto.hold(self.seq), f"hold #{self.seq}", "K", self.seq)
+
+    def close(self) -> None:
+        try:
+            self.serial.close()
+        except (*self._serial_exception, OSError):
+            pass
+
+
+def open_serial_site(port: str, dt: float, *, calibration: ServoRigCalibration = ServoRigCalibration(),
+                     limits: RigLimits = RigLimits(), mode: str = "pseudo-dynamic", timeout: float = 1.0,
+                     baudrate: int = proto.BAUD_RATE, boot_timeout: float = 3.0, **site_options) -> HardwareSite:
+    """A :class:`HardwareSite` over :class:`SerialRigDriver` with seed 002's calibration and limits."""
+    driver = SerialRigDriver(port, baudrate=baudrate, timeout=timeout, boot_timeout=boot_timeout)
+    try:
+        return HardwareSite(driver, calibration, dt, limits=limits, mode=mode, **site_options)
+    except Exception:
+        driver.close()
+        raise
