@@ -122,3 +122,26 @@ def test_bad_input_named():
         PartitionedNewmark([[1.0]], np.zeros((2, 2)), [[1.0]], [0], 0.01)
     with pytest.raises(ParameterError, match="loads"):
         monolithic_newmark(np.eye(2), np.eye(2), np.eye(2), [1, -1], np.zeros((5, 3)), 0.01)
+
+
+def test_spectral_radius_with_measured_specimen_rates_matches_simulated_growth():
+    """The augmented amplification matrix (specimen M_e, C_e on backward differences of the
+    imposed predictors, the emulator's virtual specimen) against the scheme run step by
+    step with that specimen: the growth per step of an unstable run is ρ."""
+    from rths_ident.rigs.emulator import VirtualSpecimen
+
+    rho = spectral_radius(BRIDGE_M, BRIDGE_C, BRIDGE_K, [1], KE, DT, specimen_mass=ME, specimen_damping=CE)
+    assert rho == pytest.approx(1.294, abs=0.001)
+    assert spectral_radius(BRIDGE_M, BRIDGE_C, BRIDGE_K, [1], KE, DT, specimen_mass=0.2, specimen_damping=CE) < 1
+    specimen = VirtualSpecimen(ME, CE, KE, DT)
+    ns = PartitionedNewmark(BRIDGE_M, BRIDGE_C, BRIDGE_K, [1], DT, displacement0=[0.0, 1e-6])
+    target, history, peaks = ns.initial_target(), None, []
+    for _ in range(400):
+        u = float(target[0])
+        history = (u, u) if history is None else history
+        force = specimen.force(u, history)
+        history = (u, history[0])
+        target, log = ns.step([force], 0.0)
+        peaks.append(np.max(np.abs(log["displacement"])))
+    growth = (peaks[-1] / peaks[-101]) ** (1 / 100)
+    assert growth == pytest.approx(rho, rel=0.01)

@@ -19,12 +19,11 @@ import contextlib
 import numpy as np
 
 from rths_ident._params import ParameterError
-from rths_ident.hybrid.site import SiteReading
 from rths_ident.rigs.emulator import RigEmulator, VirtualSpecimen
-from rths_ident.rigs.hardware_site import RigLimits, ServoRigCalibration
+from rths_ident.rigs.hardware_site import HardwareSite, RawReading, RigLimits, ServoRigCalibration
 from rths_ident.rigs.serial_site import open_serial_site
 
-__all__ = ["SITE_KINDS", "parse_site", "open_site", "VirtualSpecimenSite"]
+__all__ = ["SITE_KINDS", "parse_site", "open_site", "VirtualSpecimenDriver", "ExactCalibration"]
 
 SITE_KINDS = ("emulator", "emulator:timed", "serial:PORT", "direct")
 
@@ -38,29 +37,42 @@ def parse_site(spec: str) -> tuple[str, str | None]:
     raise ParameterError(f"--site {spec!r}: expected one of {', '.join(SITE_KINDS)}")
 
 
-class VirtualSpecimenSite:
-    """The virtual specimen behind the site protocol, exactly (no ADC, no noise, no dead
-    band): r = M_e ü + C_e u̇ + K_e u with the emulator's differences (``direct``)."""
+class VirtualSpecimenDriver:
+    """The virtual specimen as a :class:`~rths_ident.rigs.hardware_site.RigDriver` whose
+    command is the displacement [m] and whose raw force is the force [N], exactly (no
+    ADC, noise or dead band) — ``direct``: the rig's limits and safe stop still apply."""
 
-    n_interface = 1
     where = "virtual specimen (direct)"
 
     def __init__(self, specimen: VirtualSpecimen):
         self.specimen, self._history = specimen, None
-        self.events: list[str] = []
 
-    def step(self, target) -> SiteReading:
-        u = float(np.asarray(target, dtype=float).reshape(-1)[0])
+    def command(self, command) -> RawReading:
+        u = float(np.asarray(command, dtype=float).reshape(-1)[0])
         if self._history is None:
             self._history = (u, u)
         force = self.specimen.force(u, self._history)
         self._history = (u, self._history[0])
-        x, f = np.array([u]), np.array([force])
-        return SiteReading(displacement=x, force=f, log={"target": x, "displacement": x, "force": f,
-                                                         "device_time": np.float64(0.0)})
+        return RawReading(np.array([force]), np.array([u]), 0.0)
+
+    def hold(self) -> None:
+        pass
 
     def close(self) -> None:
         pass
+
+
+class ExactCalibration:
+    """Identity calibration: command = displacement [m], raw force = force [N]."""
+
+    def to_command(self, displacement):
+        return np.asarray(displacement, dtype=float)
+
+    def to_displacement(self, command, reading):
+        return np.asarray(reading.displacement_raw, dtype=float)
+
+    def to_force(self, reading, displacement):
+        return np.asarray(reading.force_raw, dtype=float)
 
 
 @contextlib.contextmanager
@@ -71,7 +83,11 @@ def open_site(spec: str, dt: float, *, specimen: VirtualSpecimen | None = None, 
     kind, port = parse_site(spec)
     specimen = specimen if specimen is not None else VirtualSpecimen(test_dt=dt)
     if kind == "direct":
-        yield VirtualSpecimenSite(specimen)
+        site = HardwareSite(VirtualSpecimenDriver(specimen), ExactCalibration(), dt, limits=limits, mode=mode)
+        try:
+            yield site
+        finally:
+            site.close()
         return
     emulator = None
     if kind.startswith("emulator"):

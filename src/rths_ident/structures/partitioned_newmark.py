@@ -109,35 +109,56 @@ def check_partitioned_time_step(dt: float, specimen_stiffness: float, interface_
 
 
 def amplification_matrix(mass, damping, stiffness, interface_dofs, specimen_stiffness, dt: float,
-                         beta: float = 0.25, gamma: float = 0.5) -> np.ndarray:
-    """The (3n, 3n) matrix A with [u; u̇; ü]_{n+1} = A [u; u̇; ü]_n of the partitioned scheme
-    when the specimen is the explicit stiffness r = K_e Lᵀ uᴾ (``specimen_stiffness``: a
-    scalar or an (n_i, n_i) matrix [N/m]); no external load."""
+                         beta: float = 0.25, gamma: float = 0.5, *, specimen_mass: float = 0.0,
+                         specimen_damping: float = 0.0) -> np.ndarray:
+    """The matrix A with x_{n+1} = A x_n of the partitioned scheme (no external load).
+
+    With only ``specimen_stiffness`` (a scalar or (n_i, n_i) [N/m]) the specimen is the
+    explicit stiffness r = K_e Lᵀ uᴾ and x = [u; u̇; ü] (3n). With ``specimen_mass`` M_e
+    [kg] or ``specimen_damping`` C_e [N·s/m] the specimen force is the one of
+    :class:`rths_ident.rigs.emulator.VirtualSpecimen` — M_e and C_e on backward differences
+    of the imposed predictors, r = K_e uᴾ_n + C_e (3uᴾ_n − 4uᴾ_{n−1} + uᴾ_{n−2})/(2Δt) +
+    M_e (uᴾ_n − 2uᴾ_{n−1} + uᴾ_{n−2})/Δt² — and x = [u; u̇; ü; uᴾ_{n−1}; uᴾ_{n−2}] at the
+    interface (3n + 2 n_i): a measured inertia force is an explicit, lagged mass.
+    """
     m = _square("mass", mass)
     n = m.shape[0]
     c = _square("damping", damping, n)
     k = _square("stiffness", stiffness, n)
     _newmark_constants(dt, beta, gamma)
     locator = _locator(n, interface_dofs)
-    k_e = np.atleast_2d(np.asarray(specimen_stiffness, dtype=float)) * np.eye(locator.shape[1])
-    explicit = locator @ k_e @ locator.T
+    n_i = locator.shape[1]
+    k_e = np.atleast_2d(np.asarray(specimen_stiffness, dtype=float)) * np.eye(n_i)
+    rates = specimen_mass != 0.0 or specimen_damping != 0.0
     m_hat = m + gamma * dt * c + beta * dt**2 * k
+    size = 3 * n + (2 * n_i if rates else 0)
     columns = []
-    for j in range(3 * n):
-        x = np.zeros(3 * n)
+    for j in range(size):
+        x = np.zeros(size)
         x[j] = 1.0
-        u, v, a = x[:n], x[n:2 * n], x[2 * n:]
+        u, v, a = x[:n], x[n:2 * n], x[2 * n:3 * n]
         u_p = u + dt * v + (0.5 - beta) * dt**2 * a
         v_p = v + (1.0 - gamma) * dt * a
-        a_new = np.linalg.solve(m_hat, -explicit @ u_p - c @ v_p - k @ u_p)
-        columns.append(np.concatenate([u_p + beta * dt**2 * a_new, v_p + gamma * dt * a_new, a_new]))
+        imposed = locator.T @ u_p
+        r = k_e @ imposed
+        if rates:
+            p1, p2 = x[3 * n:3 * n + n_i], x[3 * n + n_i:]
+            r = r + specimen_damping * (3.0 * imposed - 4.0 * p1 + p2) / (2.0 * dt) \
+                + specimen_mass * (imposed - 2.0 * p1 + p2) / dt**2
+        a_new = np.linalg.solve(m_hat, -locator @ r - c @ v_p - k @ u_p)
+        column = [u_p + beta * dt**2 * a_new, v_p + gamma * dt * a_new, a_new]
+        if rates:
+            column += [imposed, x[3 * n:3 * n + n_i]]
+        columns.append(np.concatenate(column))
     return np.column_stack(columns)
 
 
 def spectral_radius(mass, damping, stiffness, interface_dofs, specimen_stiffness, dt: float,
-                    beta: float = 0.25, gamma: float = 0.5) -> float:
+                    beta: float = 0.25, gamma: float = 0.5, *, specimen_mass: float = 0.0,
+                    specimen_damping: float = 0.0) -> float:
     """ρ = max |eig A| of :func:`amplification_matrix` (ρ ≤ 1: stable)."""
-    a = amplification_matrix(mass, damping, stiffness, interface_dofs, specimen_stiffness, dt, beta, gamma)
+    a = amplification_matrix(mass, damping, stiffness, interface_dofs, specimen_stiffness, dt, beta, gamma,
+                             specimen_mass=specimen_mass, specimen_damping=specimen_damping)
     return float(np.max(np.abs(np.linalg.eigvals(a))))
 
 

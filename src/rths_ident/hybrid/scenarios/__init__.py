@@ -32,6 +32,8 @@ SCENARIOS = {
     "bw-frame": "rths_ident.hybrid.scenarios.bw_frame",
     "rc-frame": "rths_ident.hybrid.scenarios.rc_frame",
     "marths": "rths_ident.hybrid.scenarios.marths",
+    "rig-sdof": "rths_ident.hybrid.scenarios.rig_sdof",
+    "rig-bridge": "rths_ident.hybrid.scenarios.rig_bridge",
 }
 
 
