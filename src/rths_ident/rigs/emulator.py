@@ -156,7 +156,11 @@ class RigEmulator:
                     return
 
     def _handle(self, line: bytes) -> bool:
-        """Answer one line; False when the board is gone (disconnect)."""
+        """Answer one line; False when the board is gone (disconnect). Answers as the
+        reference firmware does (same error codes and texts)."""
+        if len(line) + 1 > proto.MAX_LINE:
+            self._send(proto.encode("E", 0, 5, "too long"))
+            return True
         try:
             message = proto.decode(line)
         except RigProtocolError:

@@ -96,13 +96,16 @@ class SerialRigDriver:
         return raw
 
     def _handshake(self, boot_timeout: float) -> dict:
+        """Send hello, read until its reply; resend only when a read times out (a board
+        booting after the port opened loses what it was sent). Banner and noise are skipped."""
         deadline = time.monotonic() + boot_timeout
         seen = []
+        self._write(proto.hello(), "hello")
         while time.monotonic() < deadline:
-            self._write(proto.hello(), "hello")
             try:
                 raw = self._readline("hello")
             except RigTimeout:
+                self._write(proto.hello(), "hello")
                 continue
             try:
                 message = proto.decode(raw)
@@ -128,11 +131,13 @@ class SerialRigDriver:
 
     def _exchange(self, line: bytes, what: str, reply_kind: str, seq: int) -> proto.Message:
         self._write(line, what)
-        raw = self._readline(what)
-        try:
-            message = proto.decode(raw)
-        except RigProtocolError as exc:
-            raise RigProtocolError(f"{self.where}: bad reply to {what}: {exc}") from exc
+        message = None
+        while message is None or message.kind == "H":  # skip a late reply to a repeated hello
+            raw = self._readline(what)
+            try:
+                message = proto.decode(raw)
+            except RigProtocolError as exc:
+                raise RigProtocolError(f"{self.where}: bad reply to {what}: {exc}") from exc
         if message.kind == "B":
             raise RigResetError(f"{self.where}: the device reset during the test (boot banner {str(message)!r} "
                                 f"in reply to {what})")
