@@ -171,7 +171,8 @@ class HardwareSite:
 
     def _fail(self, error: type, message: str):
         summary = self.safe_stop()
-        full = f"{message} ({self.where}, step {self.steps_done}); {summary}"
+        context = f"step {self.steps_done}" if self.where in message else f"{self.where}, step {self.steps_done}"
+        full = f"{message} ({context}); {summary}"
         self.events.append(full)
         return error(full)
 
