@@ -6,7 +6,7 @@ import pytest
 
 from rths_ident.hybrid.engine import run_stepwise
 from rths_ident.rigs.emulator import VirtualSpecimen
-from rths_ident.rigs.identification import identify_between_tests, static_stiffness_test
+from rths_ident.rigs.identification import identify_between_tests, identify_from_logs, static_stiffness_test
 from rths_ident.rigs.site_spec import open_site
 from rths_ident.structures.partitioned_newmark import PartitionedNewmark
 
@@ -60,10 +60,8 @@ def test_identification_on_the_emulated_rig():
     """Through the ADC (0.662 N counts, dead band, noise): C_e and ζ still within 10 % and
     0.002 of the exact values; M_e within the one-Δt sensitivity (ill-conditioned)."""
     logs = _free_vibration("emulator")
-    result = identify_between_tests(logs["ns"]["time"], logs["ns"]["displacement"][:, 0],
-                                    logs["fast"]["displacement"][:, 0], logs["fast"]["force"][:, 0],
-                                    specimen_stiffness=1540.0, numerical_mass=M1, numerical_damping=C1,
-                                    numerical_stiffness=K1)
+    result = identify_from_logs(logs, specimen_stiffness=1540.0, numerical_mass=M1, numerical_damping=C1,
+                                numerical_stiffness=K1)
     assert result.log_decrement.damping_ratio == pytest.approx(0.030, abs=0.002)
     assert result.least_squares["c"] == pytest.approx(5.6, rel=0.10)
     assert abs(result.log_decrement.specimen_mass - SPECIMEN.mass) < result.mass_change_per_time_step

@@ -109,3 +109,17 @@ def test_silent_port_times_out_at_hello():
     finally:
         os.close(master)
         os.close(slave)
+
+
+def test_timed_emulator_waits_the_travel_and_the_settle():
+    """time_scale = 1: the SG90's 0.1 s / 60° plus the 40 ms settle, reported and waited."""
+    import time
+
+    with RigEmulator(time_scale=1.0) as emu:
+        driver = SerialRigDriver(emu.port, timeout=1.0)
+        start = time.perf_counter()
+        first = driver.command([90.0 + 6.12])  # 6.12° → 34 pulse steps of 0.18° = 6.12°
+        elapsed = time.perf_counter() - start
+        driver.close()
+    assert first.device_time == pytest.approx(0.040 + 6.12 * 0.1 / 60, abs=0.0011)
+    assert elapsed >= first.device_time - 1e-3

@@ -38,7 +38,7 @@ from rths_ident.estimators.offline import (
     static_stiffness,
 )
 
-__all__ = ["static_stiffness_test", "StaticTest", "BetweenTests", "identify_between_tests"]
+__all__ = ["static_stiffness_test", "StaticTest", "BetweenTests", "identify_between_tests", "identify_from_logs"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -117,3 +117,21 @@ def identify_between_tests(time, displacement, imposed, force, *, specimen_stiff
             "nrmse_percent": float(nrmse_range_percent(fitted, r))}
     dt = float(np.mean(np.diff(t)))
     return BetweenTests(ident, ident.mass_sensitivity_to_period * dt, held, free)
+
+
+def identify_from_logs(logs: dict, *, specimen_stiffness: float, numerical_mass: float, numerical_damping: float,
+                       numerical_stiffness: float, dof: int = 0, min_peak: float = 0.002) -> BetweenTests:
+    """:func:`identify_between_tests` on the logs of a step-wise run (``run_stepwise``'s
+    return or ``LoopAborted.logs``) of :class:`~rths_ident.structures.partitioned_newmark.PartitionedNewmark`
+    against a site: ``ns.time``, ``ns.displacement[:, dof]`` (the free vibration) and the
+    site's ``fast.displacement`` and ``fast.force`` (what the specimen got and gave)."""
+    try:
+        time = logs["ns"]["time"]
+        displacement = logs["ns"]["displacement"][:, dof]
+        imposed, force = logs["fast"]["displacement"][:, 0], logs["fast"]["force"][:, 0]
+    except (KeyError, TypeError, IndexError) as exc:
+        raise ParameterError("logs must hold ns.time, ns.displacement, fast.displacement and fast.force of a "
+                             f"partitioned run; missing {exc}") from exc
+    return identify_between_tests(time, displacement, imposed, force, specimen_stiffness=specimen_stiffness,
+                                  numerical_mass=numerical_mass, numerical_damping=numerical_damping,
+                                  numerical_stiffness=numerical_stiffness, min_peak=min_peak)

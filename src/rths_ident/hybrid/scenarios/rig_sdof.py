@@ -116,15 +116,15 @@ def _ours(result: dict, cfg: RigSdofConfig) -> dict:
 
 
 def _identify(result: dict, cfg: RigSdofConfig) -> dict | None:
-    from rths_ident.rigs.identification import identify_between_tests  # noqa: PLC0415
+    from rths_ident.rigs.identification import identify_from_logs  # noqa: PLC0415
 
     logs = result["_series"]["logs"]
     if not logs or result["aborted"] or logs["ns"]["displacement"].shape[0] < 200:
         return None
-    ident = identify_between_tests(logs["ns"]["time"], logs["ns"]["displacement"][:, 0],
-                                   logs["fast"]["displacement"][:, 0], logs["fast"]["force"][:, 0],
-                                   specimen_stiffness=cfg.specimen_stiffness, numerical_mass=34.0,
-                                   numerical_damping=8.5, numerical_stiffness=30.0)
+    case = CASES[cfg.case]
+    ident = identify_from_logs(logs, specimen_stiffness=cfg.specimen_stiffness,
+                               numerical_mass=float(case.mass[0, 0]), numerical_damping=float(case.damping[0, 0]),
+                               numerical_stiffness=float(case.stiffness[0, 0]))
     ld = ident.log_decrement
     return {"delta": ld.log_decrement, "zeta": ld.damping_ratio, "T_d": ld.damped_period,
             "omega_n": ld.natural_frequency, "M_e": ld.specimen_mass, "C_e": ld.specimen_damping,
