@@ -77,7 +77,7 @@ def test_force_limit_keeps_the_reading_that_tripped_it():
 
 def test_real_time_velocity_limit_and_deadlines():
     site = HardwareSite(SpringDriver(), ServoRigCalibration(), 0.01, mode="real-time",
-                        limits=RigLimits(velocity=0.2))
+                        limits=RigLimits(velocity=0.2), max_missed_deadlines=10)  # a loaded CI may overrun
     site.step([0.001])
     with pytest.raises(RigLimitError, match=r"velocity limit: 0.3 m/s"):
         site.step([0.004])
@@ -90,7 +90,8 @@ def test_real_time_velocity_limit_and_deadlines():
 
 
 def test_real_time_paces_to_dt():
-    site = HardwareSite(SpringDriver(), ServoRigCalibration(), 0.02, mode="real-time")
+    site = HardwareSite(SpringDriver(), ServoRigCalibration(), 0.02, mode="real-time",
+                        max_missed_deadlines=5)  # on a loaded machine a step may overrun: pacing still holds
     start = time.perf_counter()
     for _ in range(5):
         site.step([0.001])
