@@ -23,7 +23,7 @@ def _case1_ns():
 
 def test_handshake_reports_the_device():
     with RigEmulator() as emu:
-        driver = SerialRigDriver(emu.port, timeout=0.5)
+        driver = SerialRigDriver(emu.port, timeout=2.0)
         assert driver.info == {"version": 1, "device": "EMU-SG90-ACS712", "adc_bits": 10, "settle_ms": 40}
         driver.close()
 
@@ -32,7 +32,7 @@ def test_static_reading_is_eq_4_1_of_the_spring_force():
     """Held still (no velocity, no acceleration) and without noise, the count is eq. 4-1's
     inverse of K_e·u rounded, so the host's force is within half a count (0.331 N) of K_e·u."""
     with RigEmulator(noise_counts=0.0) as emu:
-        site = open_serial_site(emu.port, DT, timeout=0.5)
+        site = open_serial_site(emu.port, DT, timeout=2.0)
         for u in (0.002, 0.004, 0.006, 0.008):
             for x in np.linspace(u - 0.002, u, 21)[1:]:  # 0.1 mm increments: quasi-static
                 site.step([x])
@@ -50,7 +50,7 @@ def test_hybrid_free_vibration_first_peaks():
     (0.662 N) of specimen force at K_e = 1540 N/m, the rig's force resolution; the
     dead band and noise add a little apparent damping, hence the lower peaks."""
     with RigEmulator() as emu:
-        site = open_serial_site(emu.port, DT, timeout=0.5)
+        site = open_serial_site(emu.port, DT, timeout=2.0)
         logs = run_stepwise(site, _case1_ns(), np.zeros(201))
         site.close()
     t, u = logs["ns"]["time"], logs["ns"]["displacement"][:, 0]
@@ -61,7 +61,7 @@ def test_hybrid_free_vibration_first_peaks():
     assert logs["fast"]["force"][0, 0] == pytest.approx(15.4, abs=0.662)
 
 
-def _faulty_run(fault, at_move=5, steps=20, timeout=0.3):
+def _faulty_run(fault, at_move=5, steps=20, timeout=0.5):
     with RigEmulator() as emu:
         emu.inject(fault, at_move)
         site = open_serial_site(emu.port, DT, timeout=timeout)
@@ -72,7 +72,7 @@ def _faulty_run(fault, at_move=5, steps=20, timeout=0.3):
 
 
 @pytest.mark.parametrize("fault, error, text", [
-    ("silence", RigTimeout, r"no reply to move #5 to .* within 0.3 s"),
+    ("silence", RigTimeout, r"no reply to move #5 to .* within 0.5 s"),
     ("garbage", RigProtocolError, r"bad reply to move #5"),
     ("reset", RigResetError, r"the device reset during the test .* in reply to move #5"),
     ("disconnect", RigDisconnected, r"port failed while waiting for the reply to move #5"),
