@@ -157,7 +157,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.plots:
         for p in scenario.plot(result, args.plots):
             print(f"plot → {p}")
-    return 1 if result.get("aborted") else 0
+    return EXIT_TEST_STOPPED if result.get("aborted") else 0  # the test stopped; its data are kept
 
 
 def _record_duration(cfg) -> float:
