@@ -174,13 +174,15 @@ def test_a_failing_substructure_aborts_with_the_logs_so_far():
     with pytest.raises(LoopAborted, match=r"slow step 5 \(t = 0\.060 s\) failed: peer went away") as info:
         run_stepwise(site, ns, np.ones(20))
     assert info.value.logs["ns"]["u"].shape == (5,)
-    # the default safe stop held the last target 0.5 s (50 steps), then ramped it to zero
-    # in 2 s (200 steps): the spring's force follows the command exactly (ideal ramp)
+    # the default safe stop held the last target 0.5 s (50 steps), ramped it to zero in 2 s
+    # (200 steps) and kept it there 0.25 s (25 steps): the spring's force follows the
+    # command exactly (ideal ramp)
     stop = info.value.safe_stop_logs["force"][:, -1] / K2
     held = _monolithic(np.ones(20))[5]  # the target of the failed step 5
-    assert stop.shape == (250,) and abs(held) > 1e-6
+    assert stop.shape == (275,) and abs(held) > 1e-6
     np.testing.assert_allclose(stop[:50], held, rtol=1e-12)
-    np.testing.assert_allclose(stop[50:], held * (1 - np.arange(1, 201) / 200), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(stop[50:250], held * (1 - np.arange(1, 201) / 200), rtol=1e-12, atol=1e-15)
+    np.testing.assert_array_equal(stop[250:], 0.0)
     assert "brought to rest" in str(info.value) and "5 completed slow steps are kept" in str(info.value)
 
 
