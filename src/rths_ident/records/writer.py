@@ -1,0 +1,400 @@
+"""Writing a test record as the test goes: :class:`TestRecordWriter`.
+
+A record must stay readable whatever happens to the process writing it, ``kill -9``
+included. HDF5 alone does not give that: a file opened for writing is inconsistent on
+disk while its metadata cache is dirty, and a file created with the latest format and not
+closed is refused by ordinary readers ("file is already open for write"). The writer
+therefore goes through three phases, each leaving a readable file at every instant:
+
+1. **header** (:meth:`open` until the first flush with steps): the configuration,
+   versions, units, time base and events so far are written to ``PATH.partial``, closed,
+   and renamed over ``PATH`` (``os.replace`` is atomic on POSIX). The record on disk is
+   always a complete, closed file.
+2. **steps** (from the first flush with steps): the same header and the step datasets
+   (chunked, resizable) are created in ``PATH.partial``, the file is switched to HDF5
+   single-writer/multiple-reader mode (SWMR, ``libver="latest"``), the first steps are
+   written and flushed, and the file is renamed over ``PATH``. From then on rows are
+   appended and flushed every ``flush_every`` slow steps or ``flush_interval_s`` seconds,
+   whichever comes first, and at every event. In SWMR mode HDF5 orders its metadata
+   writes so that the file on disk is consistent after every flush: a reader opening it
+   with ``swmr=True`` (:func:`~rths_ident.records.reader.read_test_record` does when a
+   plain open is refused) sees every step up to the last flush, even after the writer
+   was killed. Steps appended after the last flush are lost (at most ``flush_every``
+   steps, or ``flush_interval_s`` of test).
+3. **finish**: the SWMR file is closed (a closed file opens with any HDF5 ≥ 1.10 reader),
+   copied to ``PATH.partial``, the metrics and ``complete = True`` are added there and the
+   copy renamed over ``PATH``. Killed during this copy, the record stays the closed step
+   file with ``complete = False`` and its ``stop`` event.
+
+What this does not cover: a power cut or an OS crash (flushes hand the data to the
+operating system, they do not ``fsync``), and a disk that fills up.
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+import os
+import shutil
+import time as _time
+from collections.abc import Mapping
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+from rths_ident._params import ParameterError
+from rths_ident.records import layout
+from rths_ident.records.versions import software_versions
+
+#: bytes per chunk of a step dataset (rows per chunk = this / bytes per row)
+CHUNK_BYTES = 64 * 1024
+
+
+def _utc_now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def _partial_path(path: Path) -> Path:
+    return path.with_name(path.name + ".partial")
+
+
+def _normalise_units(units: Mapping) -> dict[str, str | dict[str, str]]:
+    """``{path: unit}`` or ``{path: {column: unit, …}}`` (columns of the last axis)."""
+    if not isinstance(units, Mapping):
+        raise ParameterError(f"units must be a mapping of dataset path -> unit; got {type(units).__name__}")
+    out: dict[str, str | dict[str, str]] = {}
+    for path, unit in units.items():
+        if isinstance(unit, Mapping):
+            if not unit or not all(isinstance(c, str) and isinstance(u, str) for c, u in unit.items()):
+                raise ParameterError(f"units[{path!r}]: a unit string or a non-empty mapping column -> unit string")
+            out[str(path)] = {str(c): str(u) for c, u in unit.items()}
+        elif isinstance(unit, str):
+            out[str(path)] = unit
+        else:
+            raise ParameterError(f"units[{path!r}] = {unit!r}: expected a unit string (SI, e.g. 'm', 'N', '1')")
+    out.setdefault(layout.TIME, "s")
+    return out
+
+
+class TestRecordWriter:
+    """A crash-safe HDF5 record of one test (module doc for the guarantees).
+
+    ``TestRecordWriter.open(path, config, units)`` writes the header at once;
+    :meth:`append` one slow step (a nested dictionary of arrays with the test time under
+    ``"time"`` [s]); :meth:`event` a start, stop or error; :meth:`finish` the metrics and
+    ``complete = True``. Used as a context manager, an exception that leaves the block
+    is recorded as an ``error`` event and the file closed with ``complete = False``.
+
+    Parameters
+    ----------
+    path:
+        the ``.h5`` file (its folder is created); an existing file is replaced.
+    config:
+        the test's configuration (JSON-serialisable after NumPy scalars and arrays are
+        converted); stored as JSON on the root and as attributes of ``/config``.
+    units:
+        the unit of every per-step dataset, by path (``"fast/target": "m"``), or for a
+        dataset whose last axis holds named quantities a mapping column -> unit
+        (``"update/estimate": {"k_e": "N/m", "f_y0": "N"}``). ``time`` is ``s``. A step
+        with a dataset missing here is refused.
+    kind:
+        what wrote the record (``"run"``, ``"serve site"``, …).
+    time_base:
+        attributes of ``/steps`` that say how the samples map to time, e.g.
+        ``{"slow_rate_hz": 50, "fast_rate_hz": 4000, "samples_per_step": 80}``.
+    flush_every, flush_interval_s:
+        flush after this many buffered slow steps or this many wall-clock seconds since
+        the last flush, whichever comes first (and at every event).
+    """
+
+    __test__ = False  # not a pytest class
+
+    def __init__(self, path, config: Mapping, units: Mapping, *, kind: str = "test",
+                 time_base: Mapping | None = None, flush_every: int = 25, flush_interval_s: float = 0.5):
+        if not isinstance(flush_every, int) or isinstance(flush_every, bool) or flush_every < 1:
+            raise ParameterError(f"flush_every = {flush_every!r}: expected an integer ≥ 1 (slow steps)")
+        if not (isinstance(flush_interval_s, (int, float)) and flush_interval_s > 0):
+            raise ParameterError(f"flush_interval_s = {flush_interval_s!r}: expected a positive number of seconds")
+        if not isinstance(config, Mapping):
+            raise ParameterError(f"config must be a mapping; got {type(config).__name__}")
+        self.path = Path(path)
+        self.flush_every = flush_every
+        self.flush_interval_s = float(flush_interval_s)
+        self._config = layout.json_value(config)
+        self._units = _normalise_units(units)
+        self._kind = str(kind)
+        self._time_base = layout.json_value(dict(time_base or {}))
+        self._software = software_versions()
+        self._created = _utc_now()
+        self._events: list[tuple] = []  # every event (the header phase rewrites them all)
+        self._events_on_disk = 0
+        self._buffer: list[dict[str, np.ndarray]] = []
+        self._layout: dict[str, tuple[tuple, np.dtype]] | None = None  # path -> (shape of a step, dtype)
+        self._empty: dict[str, list] = {}  # zero-size per-step arrays: path -> shape (kept as an attribute)
+        self._file: h5py.File | None = None  # the SWMR file (phase 2)
+        self._appended = 0
+        self._on_disk = 0
+        self._last_flush = _time.monotonic()
+        self._closed = False
+        self._finished = False
+        self._error_recorded = False
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._replace_with_header()
+
+    # ------------------------------------------------------------------ public API
+    @classmethod
+    def open(cls, path, config: Mapping, units: Mapping, **options) -> "TestRecordWriter":
+        """Create the record at ``path`` (class doc for the arguments)."""
+        return cls(path, config, units, **options)
+
+    @property
+    def steps(self) -> int:
+        """Slow steps appended so far."""
+        return self._appended
+
+    @property
+    def steps_on_disk(self) -> int:
+        """Slow steps flushed to the file (what a reader sees, and survives a kill)."""
+        return self._on_disk
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def append(self, step: Mapping) -> None:
+        """Buffer one slow step: a nested mapping of arrays (the same keys and shapes
+        every step) with the test time under ``"time"`` [s]; flushed per the policy."""
+        self._check_open()
+        flat = layout.flatten(step)
+        if layout.TIME not in flat:
+            raise ParameterError("a record step needs its test time under 'time' [s]")
+        arrays = {p: np.asarray(v) for p, v in flat.items()}
+        if self._layout is None:
+            self._set_layout(arrays)
+        self._check_step(arrays)
+        self._buffer.append({p: a for p, a in arrays.items() if p in self._layout})
+        self._appended += 1
+        if len(self._buffer) >= self.flush_every or _time.monotonic() - self._last_flush >= self.flush_interval_s:
+            self.flush()
+
+    def extend(self, steps: Mapping) -> None:
+        """Append many slow steps at once: ``steps`` is stacked along a leading axis
+        (e.g. the fused engine's logs, with ``"time"`` of shape (N,)); flushed in
+        chunks of ``flush_every`` steps."""
+        flat = layout.flatten(steps)
+        if layout.TIME not in flat:
+            raise ParameterError("record steps need their test times under 'time' [s]")
+        arrays = {p: np.asarray(v) for p, v in flat.items()}
+        n = arrays[layout.TIME].shape[0]
+        for path, array in arrays.items():
+            if array.ndim == 0 or array.shape[0] != n:
+                raise ParameterError(f"record steps: {path!r} has shape {array.shape}; expected {n} steps "
+                                     "(the length of 'time') along its first axis")
+        for k in range(n):
+            self.append(layout.unflatten({p: a[k] for p, a in arrays.items()}))
+
+    def event(self, kind: str, message: str = "", step: int | None = None, time: float | None = None) -> None:
+        """Record an event (``start``, ``stop``, ``error``, …) at slow step ``step`` and
+        test time ``time`` [s] (``None``: not tied to one), and flush at once."""
+        self._check_open()
+        if not isinstance(kind, str) or not kind or len(kind.encode()) > layout.EVENT_KIND_BYTES:
+            raise ParameterError(f"event kind {kind!r}: expected a non-empty word of ≤ {layout.EVENT_KIND_BYTES} bytes")
+        self._events.append((kind, _clip_message(str(message)), -1 if step is None else int(step),
+                             math.nan if time is None else float(time), _time.time()))
+        if kind == "error":
+            self._error_recorded = True
+        self.flush()
+
+    def flush(self) -> None:
+        """Write the buffered steps and events and hand them to the operating system."""
+        if self._closed:
+            return
+        if self._file is None:
+            if self._buffer:
+                self._start_steps_file()
+            elif len(self._events) > self._events_on_disk:
+                self._replace_with_header()
+        else:
+            self._write_pending(self._file)
+            self._file.flush()
+        self._last_flush = _time.monotonic()
+
+    def finish(self, metrics: Mapping) -> None:
+        """End a test that ran to its end: record ``stop``, the ``metrics`` (JSON on
+        ``/metrics`` and its scalar leaves as attributes) and ``complete = True``."""
+        self._check_open()
+        if not isinstance(metrics, Mapping):
+            raise ParameterError(f"metrics must be a mapping; got {type(metrics).__name__}")
+        self.event("stop", "the test ran to its end")
+        self._close_file()
+        partial = _partial_path(self.path)
+        shutil.copyfile(self.path, partial)
+        with h5py.File(partial, "r+") as f:
+            f.attrs["complete"] = True
+            group = f.create_group(layout.METRICS)
+            group.attrs["json"] = layout.to_json(metrics)
+            for name, value in layout.scalar_attributes(metrics).items():
+                group.attrs[name] = value
+        os.replace(partial, self.path)
+        self._finished = True
+
+    def close(self) -> None:
+        """Flush and close without completing the record (``complete`` stays false; a
+        ``stop`` event says so unless an error or stop was recorded). Idempotent."""
+        if self._closed:
+            return
+        if not any(e[0] in ("stop", "error") for e in self._events):
+            self.event("stop", "closed before the end of the test (no finish)")
+        self._close_file()
+
+    def __enter__(self) -> "TestRecordWriter":
+        return self
+
+    def __exit__(self, exc_type, exc, traceback) -> bool:
+        if exc is not None and not self._closed and not self._error_recorded:
+            step = getattr(exc, "slow_index", None)
+            self.event("error", describe_exception(exc), step=self._appended if step is None else step)
+        self.close()
+        return False
+
+    # ------------------------------------------------------------------ internals
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ParameterError(f"the test record {self.path} is closed")
+
+    def _set_layout(self, arrays: dict[str, np.ndarray]) -> None:
+        missing = sorted(p for p in arrays if p not in self._units)
+        if missing:
+            raise ParameterError(f"test record {self.path}: no unit given for {', '.join(missing)} "
+                                 "(every per-step dataset needs one)")
+        chosen = {}
+        for path, array in arrays.items():
+            if array.dtype.kind not in "biuf":
+                raise ParameterError(f"test record: {path!r} has dtype {array.dtype}; expected numbers or booleans")
+            unit = self._units[path]
+            if isinstance(unit, dict) and (array.ndim == 0 or array.shape[-1] != len(unit)):
+                raise ParameterError(f"test record: {path!r} has shape {array.shape} per step; its units name "
+                                     f"{len(unit)} columns ({', '.join(unit)}) for the last axis")
+            if array.size == 0:
+                self._empty[path] = list(array.shape)
+            else:
+                chosen[path] = (array.shape, array.dtype)
+        self._layout = chosen
+
+    def _check_step(self, arrays: dict[str, np.ndarray]) -> None:
+        known = set(self._layout) | set(self._empty)
+        if set(arrays) != known:
+            extra, lacking = sorted(set(arrays) - known), sorted(known - set(arrays))
+            raise ParameterError(f"test record: step {self._appended} has other datasets than the first step "
+                                 f"(new: {extra or 'none'}; missing: {lacking or 'none'})")
+        for path, (shape, _) in self._layout.items():
+            if arrays[path].shape != shape:
+                raise ParameterError(f"test record: {path!r} has shape {arrays[path].shape} in step "
+                                     f"{self._appended}; the first step had {shape}")
+
+    def _write_header(self, f: h5py.File) -> None:
+        f.attrs["format"] = layout.FORMAT
+        f.attrs["format_version"] = layout.FORMAT_VERSION
+        f.attrs["kind"] = self._kind
+        f.attrs["created_utc"] = self._created
+        f.attrs["complete"] = False
+        f.attrs["config_json"] = layout.to_json(self._config)
+        f.create_group(layout.CONFIG).attrs.update(layout.scalar_attributes(self._config))
+        f.create_group(layout.SOFTWARE).attrs.update(self._software)
+        present = None if self._layout is None else set(self._layout) | set(self._empty)
+        units = f.create_group(layout.UNITS)
+        for path, unit in self._units.items():
+            if present is None or path in present:
+                units.attrs[path] = unit if isinstance(unit, str) else layout.to_json(unit)
+        steps = f.create_group(layout.STEPS)
+        steps.attrs.update(layout.scalar_attributes(self._time_base))
+        steps.attrs["time_base_json"] = layout.to_json(self._time_base)
+        steps.attrs["empty_datasets_json"] = layout.to_json(self._empty)
+        events = f.create_group(layout.EVENTS)
+        for name, dtype in layout.EVENT_FIELDS.items():
+            ds = events.create_dataset(name, shape=(0,), maxshape=(None,), chunks=(64,), dtype=dtype)
+            ds.attrs["units"] = layout.EVENT_UNITS[name]
+        self._events_on_disk = 0
+
+    def _create_step_datasets(self, f: h5py.File) -> None:
+        for path, (shape, dtype) in self._layout.items():
+            row_bytes = max(1, int(np.prod(shape, dtype=np.int64)) * dtype.itemsize)
+            rows = int(min(4096, max(1, CHUNK_BYTES // row_bytes)))
+            ds = f.create_dataset(f"{layout.STEPS}/{path}", shape=(0, *shape), maxshape=(None, *shape),
+                                  chunks=(rows, *shape), dtype=dtype)
+            unit = self._units[path]
+            if isinstance(unit, dict):
+                ds.attrs["units"] = ", ".join(unit.values())
+                ds.attrs["columns"] = list(unit)
+            else:
+                ds.attrs["units"] = unit
+
+    def _write_pending(self, f: h5py.File) -> None:
+        if self._buffer:
+            n = len(self._buffer)
+            # time last: a reader never sees a time without the data of its step
+            for path in sorted(self._layout, key=lambda p: p == layout.TIME):
+                ds = f[f"{layout.STEPS}/{path}"]
+                ds.resize(self._on_disk + n, axis=0)
+                ds[self._on_disk:] = np.stack([step[path] for step in self._buffer])
+            self._on_disk += n
+            self._buffer.clear()
+        new = self._events[self._events_on_disk:]
+        if new:
+            start = self._events_on_disk
+            for i, name in enumerate(layout.EVENT_FIELDS):
+                ds = f[f"{layout.EVENTS}/{name}"]
+                ds.resize(start + len(new), axis=0)
+                values = [row[i].encode("utf-8") if isinstance(row[i], str) else row[i] for row in new]
+                ds[start:] = np.asarray(values, dtype=layout.EVENT_FIELDS[name])
+            self._events_on_disk += len(new)
+
+    def _replace_with_header(self) -> None:
+        """Phase 1: the header and every event, written aside and renamed over the record."""
+        partial = _partial_path(self.path)
+        with h5py.File(partial, "w", libver="latest") as f:
+            self._write_header(f)
+            self._write_pending(f)
+        os.replace(partial, self.path)
+
+    def _start_steps_file(self) -> None:
+        """Phase 2: the header, the step datasets, SWMR mode and the first steps, written
+        aside and renamed over the record (which stays the phase-1 file until then)."""
+        partial = _partial_path(self.path)
+        f = h5py.File(partial, "w", libver="latest")
+        try:
+            self._write_header(f)
+            self._create_step_datasets(f)
+            f.swmr_mode = True
+            self._write_pending(f)
+            f.flush()
+        except BaseException:
+            f.close()
+            partial.unlink(missing_ok=True)
+            raise
+        os.replace(partial, self.path)
+        self._file = f
+
+    def _close_file(self) -> None:
+        self.flush()
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+        self._closed = True
+
+
+def _clip_message(message: str) -> str:
+    encoded = message.encode("utf-8")
+    if len(encoded) <= layout.EVENT_MESSAGE_BYTES:
+        return message
+    tail = " … (truncated)".encode("utf-8")
+    return encoded[:layout.EVENT_MESSAGE_BYTES - len(tail)].decode("utf-8", errors="ignore") + tail.decode("utf-8")
+
+
+def describe_exception(exc: BaseException) -> str:
+    """One line for an error event: the exception's type and text."""
+    if isinstance(exc, KeyboardInterrupt):
+        return "KeyboardInterrupt: the test was interrupted (Ctrl-C)"
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
