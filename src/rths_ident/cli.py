@@ -152,8 +152,15 @@ def _add_serve_command(subparsers: argparse._SubParsersAction) -> None:
     add_serve_site_parser(actions)
 
 
+def _add_show_command(subparsers: argparse._SubParsersAction) -> None:
+    from rths_ident.show_command import add_show_command  # noqa: PLC0415
+
+    add_show_command(subparsers)
+
+
 COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_run_command,
+    _add_show_command,
     _add_fit_command,
     _add_bench_command,
     _add_serve_command,

@@ -23,9 +23,11 @@ QUANTITIES = ("time", "displacement", "force")
 
 DESCRIPTION = """\
 Fit a hysteresis or linear model to a logged test: a file with time, displacement and
-force (CSV with a header, .npz, .mat or HDF5 with named variables) or a shipped
-laboratory test (--dataset kunnath|gill|daniel, quasi-static, displacement mm and
-force kN).
+force (CSV with a header, .npz, .mat or HDF5 with named variables), a test record of a
+hybrid test (.h5 written by 'rths-ident run': the specimen's measured displacement and
+force at the fast rate; --columns force=fast/true_force picks other fast-rate datasets)
+or a shipped laboratory test (--dataset kunnath|gill|daniel, quasi-static, displacement
+mm and force kN).
 
 methods: ls     batch constrained least squares in the linear-in-parameters form
                 (with a bounded search of the parameters that fix the hysteretic
@@ -83,7 +85,8 @@ def add_fit_command(subparsers) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     source = parser.add_argument_group("data")
-    source.add_argument("file", nargs="?", help="logged test: .csv/.txt (header time,displacement,force), .npz, .mat, .h5")
+    source.add_argument("file", nargs="?", help="logged test: .csv/.txt (header time,displacement,force), .npz, .mat, .h5 "
+                        "(a test record of 'rths-ident run' included)")
     source.add_argument("--dataset", help="a shipped laboratory test instead of a file: kunnath, gill or daniel")
     source.add_argument("--columns", help="names of the time,displacement,force columns in the file "
                         "(e.g. 't,LVDT,Load' or 'displacement=LVDT,force=Load')")

@@ -2,15 +2,19 @@
 
 The scenarios are those registered in :mod:`rths_ident.hybrid.scenarios` (the flagship
 ``lugre-frame``, ``bw-frame``, …); this module knows none of them by name. Writes the
-metrics as JSON (``--json``) and the figures (``--plots DIR``); prints a short report.
+metrics as JSON (``--json``), the figures (``--plots DIR``) and the test record (HDF5,
+``--test-record``; :mod:`rths_ident.records`); prints a short report.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
+import inspect
 import json
 import math
 import sys
+import time
 from pathlib import Path
 
 from rths_ident.hybrid.realtime import DEFAULT_PADDING_S
@@ -120,8 +124,6 @@ def _run(args: argparse.Namespace) -> int:
     engine = args.engine or ("fused" if getattr(cfg, "ns", "native") == "native" and not args.realtime
                              else "stepwise")
     if args.realtime:
-        import inspect  # noqa: PLC0415
-
         from rths_ident._params import ParameterError  # noqa: PLC0415
 
         if "realtime" not in inspect.signature(scenario.run_scenario).parameters:
@@ -139,15 +141,25 @@ def _run(args: argparse.Namespace) -> int:
               file=sys.stderr)
     from rths_ident.hybrid.engine import LoopAborted  # noqa: PLC0415
 
+    accepts = inspect.signature(scenario.run_scenario).parameters
+    if args.test_record and "test_record" not in accepts:
+        from rths_ident._params import ParameterError  # noqa: PLC0415
+
+        raise ParameterError(f"--test-record: {args.scenario} does not write test records")
+    record, started = (_test_record_path(args) if "test_record" in accepts else None), time.time()
+    extra = {"realtime": True} if args.realtime else {}
+    if record is not None:
+        extra["test_record"] = record
     try:
-        paced = {"realtime": True} if args.realtime else {}
-        result = scenario.run_scenario(cfg, engine=engine, compare=not args.no_compare, progress=progress, **paced)
+        result = scenario.run_scenario(cfg, engine=engine, compare=not args.no_compare, progress=progress, **extra)
     except LoopAborted as stopped:
         print(f"rths-ident: the test stopped: {stopped}", file=sys.stderr)
         return EXIT_TEST_STOPPED
     finally:
         if bar is not None:
             bar.close()
+        if record is not None and record.is_file() and record.stat().st_mtime >= started - 1.0:
+            print(f"test record → {record}", file=sys.stderr)
     print(getattr(scenario, "report", _report)(result))
     if args.json:
         path = Path(args.json)
@@ -158,6 +170,19 @@ def _run(args: argparse.Namespace) -> int:
         for p in scenario.plot(result, args.plots):
             print(f"plot → {p}")
     return EXIT_TEST_STOPPED if result.get("aborted") else 0  # the test stopped; its data are kept
+
+
+def _test_record_path(args: argparse.Namespace) -> Path:
+    """``--test-record``, else test_record.h5 in the output folder: ``--plots DIR``, else
+    the folder of ``--json``, else ``rths-runs/<scenario>-<UTC time>/``."""
+    if args.test_record:
+        return Path(args.test_record)
+    if args.plots:
+        return Path(args.plots) / "test_record.h5"
+    if args.json:
+        return Path(args.json).parent / "test_record.h5"
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    return Path("rths-runs") / f"{args.scenario}-{stamp}" / "test_record.h5"
 
 
 def _record_duration(cfg) -> float:
@@ -265,5 +290,8 @@ def add_run_command(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--seed", type=int, default=None, help="sensor-noise seed (default 123)")
     parser.add_argument("--json", metavar="OUT.json", default=None, help="write the metrics here")
     parser.add_argument("--plots", metavar="DIR", default=None, help="write the figures into this folder")
+    parser.add_argument("--test-record", metavar="PATH.h5", default=None,
+                        help="the test record (HDF5, written as the test goes; 'rths-ident show PATH.h5'); default "
+                        "test_record.h5 in --plots DIR, else beside --json, else in rths-runs/<scenario>-<UTC time>/")
     parser.add_argument("--quiet", action="store_true")
     parser.set_defaults(func=_run)

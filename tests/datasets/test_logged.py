@@ -217,3 +217,49 @@ def test_bad_column_map_and_units(tmp_path):
         load_logged_test(path, columns={"velocity": "v"})
     with pytest.raises(ParameterError, match=r"units\['force'\] must be one of"):
         load_logged_test(path, units={"force": "tonnes"})
+
+
+def _write_record(path, n_steps=6, ratio=4, slow=50.0, finish=True):
+    """A test record with fast-rate displacement and force: x = sample index [mm]."""
+    from rths_ident.records import TestRecordWriter  # noqa: PLC0415
+
+    units = {"fast/measured": "m", "fast/force": "N", "fast/true_force": "N"}
+    rec = TestRecordWriter.open(path, {"scenario": "synthetic"}, units,
+                                time_base={"slow_rate_hz": slow, "fast_rate_hz": slow * ratio,
+                                           "samples_per_step": ratio})
+    for k in range(n_steps):
+        x = 1e-3 * (k * ratio + np.arange(ratio))
+        rec.append({"time": (k + 1) / slow, "fast": {"measured": x, "force": 5e4 * x, "true_force": 4e4 * x}})
+    if finish:
+        rec.finish({})
+    else:
+        rec.close()
+
+
+def test_a_test_record_gives_the_specimen_at_the_fast_rate(tmp_path):
+    path = tmp_path / "test_record.h5"
+    _write_record(path)
+    test = load_logged_test(path)
+    n = 6 * 4
+    # fast sample j of step k at t_k − Δt_n + (j+1)/f_fast: the samples are 1/200 s apart from 1/200 s
+    np.testing.assert_allclose(test.time, (np.arange(n) + 1) / 200.0, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(test.displacement, 1e-3 * np.arange(n), rtol=0, atol=1e-18)
+    np.testing.assert_allclose(test.force, 50.0 * np.arange(n), rtol=1e-15)
+    assert test.units == {"time": "s", "displacement": "m", "force": "N"}
+    other = load_logged_test(path, columns={"force": "fast/true_force"})
+    np.testing.assert_allclose(other.force, 40.0 * np.arange(n), rtol=1e-15)
+
+
+def test_test_record_errors(tmp_path):
+    path = tmp_path / "test_record.h5"
+    _write_record(path)
+    with pytest.raises(ParameterError, match="SI units"):
+        load_logged_test(path, units={"displacement": "mm"})
+    with pytest.raises(ParameterError, match="time comes from its time base"):
+        load_logged_test(path, columns={"time": "t"})
+    with pytest.raises(DataFileError, match="no dataset steps/fast/nope"):
+        load_logged_test(path, columns={"force": "fast/nope"})
+    empty = tmp_path / "empty.h5"
+    _write_record(empty, n_steps=0, finish=False)
+    with pytest.raises(DataFileError, match="no slow step"):
+        load_logged_test(empty)

@@ -1,8 +1,9 @@
 """Loader for users' logged test data (time, displacement, force).
 
 Reads what a laboratory data logger or a previous simulation wrote — CSV/text, NumPy
-``.npz``, MATLAB ``.mat`` (scipy.io; v7.3 files through h5py) or HDF5 (h5py) — checks it
-and returns SI arrays in a :class:`LoggedTest`. Used by ``rths-ident fit``.
+``.npz``, MATLAB ``.mat`` (scipy.io; v7.3 files through h5py), HDF5 (h5py) or a test
+record of a hybrid run (:mod:`rths_ident.records`) — checks it and returns SI arrays in a
+:class:`LoggedTest`. Used by ``rths-ident fit``.
 """
 
 from __future__ import annotations
@@ -171,6 +172,34 @@ def _read_hdf5(path: pathlib.Path, names: dict[str, str]) -> dict[str, np.ndarra
         return result
 
 
+#: what a test record (:mod:`rths_ident.records`) gives for each quantity by default:
+#: the specimen's measured displacement and force at the fast rate
+RECORD_COLUMNS = {"displacement": "fast/measured", "force": "fast/force"}
+
+
+def _read_test_record(path: pathlib.Path, columns: Mapping[str, str] | None) -> dict[str, np.ndarray]:
+    """Time, displacement and force of a test record: per-step datasets with
+    ``samples_per_step`` fast samples each, as series at the fast rate (SI)."""
+    from rths_ident.records import read_test_record  # noqa: PLC0415 - h5py only for HDF5 files
+
+    names = dict(RECORD_COLUMNS)
+    for key, value in (columns or {}).items():
+        if key == "time":
+            raise ParameterError("columns['time']: a test record's time comes from its time base "
+                                 "(steps/time and the fast rate); name only displacement and force")
+        names[key] = value
+    record = read_test_record(path)
+    if record.n_steps < 1:
+        raise DataFileError(str(path), f"the test record has no slow step ({record.status()})")
+    return {"time": record.fast_time(), **{q: record.fast_series(names[q]) for q in ("displacement", "force")}}
+
+
+def _is_test_record(path: pathlib.Path) -> bool:
+    from rths_ident.records import is_test_record  # noqa: PLC0415 - h5py only for HDF5 files
+
+    return is_test_record(path)
+
+
 def _read_mat(path: pathlib.Path, names: dict[str, str]) -> dict[str, np.ndarray]:
     import scipy.io  # noqa: PLC0415 - keeps `import rths_ident.datasets` light
 
@@ -225,11 +254,16 @@ def load_logged_test(
         from the header); blank lines and lines starting with ``#`` are skipped.
         ``.npz``: named arrays. ``.mat``: MATLAB variables (v7.3 files read with h5py).
         ``.h5``/``.hdf5``/``.hdf``: datasets, by name or path (``"run1/force"``), read
-        with h5py (imported only for these files).
+        with h5py (imported only for these files). A test record written by
+        ``rths-ident run`` (:mod:`rths_ident.records`) is recognised: by default its
+        specimen's measured displacement ``steps/fast/measured`` and force
+        ``steps/fast/force`` at the fast rate, with the time of every fast sample
+        from its time base (records whose writer was killed: up to the last flush).
     columns:
         The file's names of the quantities, e.g. ``{"time": "Time",
         "displacement": "LVDT1", "force": "LoadCell"}``; by default ``time``,
-        ``displacement`` and ``force``. Other columns are ignored.
+        ``displacement`` and ``force``. Other columns are ignored. For a test record:
+        paths under ``steps/`` of fast-rate datasets (e.g. ``{"force": "fast/true_force"}``).
     units:
         The units in the file, e.g. ``{"displacement": "mm", "force": "kN"}``; by
         default s, m, N. Allowed: time s/ms/min; displacement m/cm/mm/in; force
@@ -275,6 +309,13 @@ def load_logged_test(
             raw, locate = _read_npz(file_path, names), array_locator
         elif suffix == ".mat":
             raw, locate = _read_mat(file_path, names), array_locator
+        elif suffix in HDF5_SUFFIXES and _is_test_record(file_path):
+            if units is not None and any(chosen_units[q] != SI_UNITS[q] for q in QUANTITIES):
+                raise ParameterError(f"{source} is a test record: its data are in SI units (s, m, N); "
+                                     "do not give other units")
+            raw, locate = _read_test_record(file_path, columns), array_locator
+            names = {"time": "steps/time (fast time base)",
+                     **{q: "steps/" + (columns or {}).get(q, RECORD_COLUMNS[q]) for q in RECORD_COLUMNS}}
         elif suffix in HDF5_SUFFIXES:
             raw, locate = _read_hdf5(file_path, names), array_locator
         else:

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import dataclasses
 import time as _time
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any, Callable, NamedTuple
 
 import jax
@@ -30,6 +32,7 @@ import numpy as np
 from rths_ident._params import ParameterError
 from rths_ident.estimators.online_identifier import Estimate
 from rths_ident.hybrid.engine import (
+    LoopAborted,
     LoopState,
     ModelUpdater,
     SlowStepFunctions,
@@ -37,6 +40,7 @@ from rths_ident.hybrid.engine import (
     run_stepwise,
 )
 from rths_ident.hybrid.model_updating import UpdateGuards, hook_decide, hook_init
+from rths_ident.hybrid.recording import StepRecorder
 from rths_ident.hybrid.virtual_site import (
     FastSide,
     VirtualSite,
@@ -86,6 +90,7 @@ class HybridTest(NamedTuple):
     seed: int  # sensor-noise seed
     response_names: tuple = ("floor1", "floor2", "floor3")
     extra_metrics: Callable[[dict], dict] = lambda logs: {}  # scenario-specific metrics from the logs
+    param_units: Mapping[str, str] = MappingProxyType({})  # SI unit of each identified parameter (test records)
 
 
 def slow_step_functions(test: HybridTest) -> SlowStepFunctions:
@@ -178,7 +183,7 @@ def _limit_check(slow_rate: float):
 
 
 def run_loop(test: HybridTest, engine: str = "fused", variant: str = "updating", progress=None, ns=None,
-             site=None, pacer=None):
+             site=None, pacer=None, record=None):
     """Run the hybrid loop; returns (logs as NumPy, wall seconds of the run alone — the
     fused loop is compiled beforehand).
 
@@ -187,16 +192,27 @@ def run_loop(test: HybridTest, engine: str = "fused", variant: str = "updating",
     called after each slow step; ``pacer`` (a
     :class:`~rths_ident.hybrid.realtime.RealTimePacer`) paces the steps against the wall
     clock.
+
+    ``record``: a :class:`~rths_ident.records.TestRecordWriter` that receives the start
+    event and every slow step — as each completes (step-wise) or after the compiled call
+    (fused) — and, when the loop aborts, the completed steps and the error
+    (:mod:`rths_ident.hybrid.recording`).
     """
+    recorder = None if record is None else StepRecorder(record, test.time_slow, progress)
     if engine == "fused":
         initial = initial_loop_state(test, variant)
         runner = compiled_fused_runner(test, initial)
         ag = jnp.asarray(test.ground_accel)
+        if recorder is not None:
+            recorder.start(engine)
         start = _time.perf_counter()
         _, logs = runner(fast_params(test.fast_side), initial, ag)
         jax.block_until_ready(logs)
         wall = _time.perf_counter() - start
-        return jax.tree_util.tree_map(np.asarray, logs), wall
+        logs = jax.tree_util.tree_map(np.asarray, logs)
+        if recorder is not None:
+            recorder.record_all(logs)
+        return logs, wall
     if engine != "stepwise":
         raise ParameterError(f"engine = {engine!r}: expected one of {', '.join(ENGINES)}")
     if pacer is not None and engine == "fused":
@@ -207,10 +223,17 @@ def run_loop(test: HybridTest, engine: str = "fused", variant: str = "updating",
     updater = ModelUpdater(_hook(test), (hook_init(values), guards), example)
     site = virtual_site(test) if site is None else site
     ns = test.make_ns(variant) if ns is None else ns
+    if recorder is not None:
+        recorder.start(engine)
     start = _time.perf_counter()
     try:
         logs = run_stepwise(site, ns, np.asarray(test.ground_accel), updater=updater,
-                            check=_limit_check(test.slow_rate), on_step=progress, pacer=pacer)
+                            check=_limit_check(test.slow_rate), on_step=progress if recorder is None else recorder,
+                            pacer=pacer)
+    except LoopAborted as aborted:
+        if recorder is not None:
+            recorder.record_aborted(aborted)
+        raise
     finally:
         ns.close()
         site.close()

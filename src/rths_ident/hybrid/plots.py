@@ -3,6 +3,7 @@
 :func:`plot_lugre_frame` writes the figures a testing engineer looks at after a
 ``lugre-frame`` run: tracking, reference vs hybrid response, the specimen's hysteresis,
 the identified parameters, and the run with updating next to the one without.
+:func:`plot_test_record` draws what a test record holds (``rths-ident show --plots``).
 """
 
 from __future__ import annotations
@@ -204,4 +205,96 @@ def plot_rc_frame(result: dict, out_dir) -> list[Path]:
     ax.set(xlabel="measured displacement [mm]", ylabel="measured force [kN]",
            title=f"Tested first-storey column (degrading Bouc–Wen {result['case']})")
     paths.append(_save(fig, out / "specimen_hysteresis.png"))
+    return paths
+
+
+def _mark_errors(ax, record) -> None:
+    """A red line at every error event with a test time."""
+    for i, event in enumerate(e for e in record.errors() if e.time is not None):
+        ax.axvline(event.time, color="tab:red", lw=1.0, ls="-.", label="error" if i == 0 else None)
+
+
+def _record_title(record) -> str:
+    scenario = record.config.get("scenario", record.kind)
+    state = "complete" if record.complete else "NOT COMPLETE"
+    return f"{scenario} test record, {record.n_steps} slow steps ({state})"
+
+
+def plot_test_record(record, out_dir) -> list[Path]:
+    """The figures of a test record (:class:`rths_ident.records.TestRecord`), drawn from
+    what it holds, whether or not the test ran to its end: tracking (fast rate), the
+    numerical substructure's response, the specimen's measured hysteresis and the
+    identified parameters (over their true values when the record's configuration
+    has them). Error events are marked. Returns the paths written."""
+    from rths_ident.metrics import j2_tracking_error  # noqa: PLC0415
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths: list[Path] = []
+    t_slow = record.time
+    fast = record.n_steps >= 1 and all(record.has(p) for p in ("fast/target", "fast/measured"))
+    if fast:
+        t_fast = record.fast_time()
+        target = record.fast_series("fast/target") * 1e3
+        measured = record.fast_series("fast/measured") * 1e3
+        j2 = j2_tracking_error(target, measured) if target.size > 1 and np.ptp(target) > 0 else float("nan")
+        fig = Figure(figsize=(11, 6.5))
+        ax1, ax2 = fig.add_subplot(2, 1, 1), fig.add_subplot(2, 1, 2)
+        ax1.plot(t_fast, target, lw=0.8, label="target $x_t$")
+        ax1.plot(t_fast, measured, lw=0.8, ls="--", label="measured $x_m$")
+        _mark_errors(ax1, record)
+        ax1.set(xlabel="time [s]", ylabel="interface displacement [mm]",
+                title=f"{_record_title(record)} — tracking, J2 = {j2:.3f} %")
+        ax1.legend(loc="upper right")
+        ax2.plot(t_fast, measured - target, lw=0.6, color="tab:purple")
+        _mark_errors(ax2, record)
+        ax2.set(xlabel="time [s]", ylabel="$x_m - x_t$ [mm]", title="tracking error")
+        paths.append(_save(fig, out / "tracking.png"))
+
+    if record.n_steps >= 1 and record.has("ns/displacement"):
+        response = np.atleast_2d(record.steps["ns/displacement"].T).T
+        columns = record.units.get("ns/displacement")
+        names = list(columns) if isinstance(columns, dict) else [f"DOF {i + 1}" for i in range(response.shape[1])]
+        fig = Figure(figsize=(11, 2.2 + 1.6 * response.shape[1]))
+        for i in range(response.shape[1]):
+            ax = fig.add_subplot(response.shape[1], 1, response.shape[1] - i)
+            ax.plot(t_slow, response[:, i] * 1e3, lw=0.8)
+            _mark_errors(ax, record)
+            ax.set(ylabel=f"{names[i]} [mm]")
+            if i == 0:
+                ax.set_xlabel("time [s]")
+        fig.suptitle(f"{_record_title(record)} — numerical substructure response")
+        paths.append(_save(fig, out / "response.png"))
+
+    if fast and record.has("fast/force"):
+        fig = Figure(figsize=(6.5, 5))
+        ax = fig.add_subplot(1, 1, 1)
+        ax.plot(measured, record.fast_series("fast/force") / 1e3, lw=0.6)
+        ax.set(xlabel="measured displacement [mm]", ylabel="measured force [kN]",
+               title=f"{record.config.get('scenario', record.kind)}: specimen as measured")
+        paths.append(_save(fig, out / "specimen_hysteresis.png"))
+
+    estimate_units = record.units.get("update/estimate")
+    if record.n_steps >= 1 and record.has("update/estimate") and isinstance(estimate_units, dict):
+        estimates = record.steps["update/estimate"]
+        true = record.config.get("params_true") or {}
+        labels = {**LUGRE_LABELS, **BOUC_WEN_LABELS}
+        fig = Figure(figsize=(10, 4.5))
+        ax = fig.add_subplot(1, 1, 1)
+        normalised = all(true.get(name) for name in estimate_units)
+        for i, (name, unit) in enumerate(estimate_units.items()):
+            if normalised:
+                ax.plot(t_slow, estimates[:, i] / true[name], label=labels.get(name, name))
+            else:
+                ax.plot(t_slow, estimates[:, i], label=f"{name} [{unit}]")
+        if normalised:
+            ax.axhspan(0.98, 1.02, color="grey", alpha=0.2, label="±2 %")
+        applied = np.asarray(record.steps.get("update/applied", np.zeros(0)), dtype=bool)
+        if applied.any():
+            ax.axvline(t_slow[np.argmax(applied)], color="k", ls=":", lw=0.8, label="first update of the NS")
+        _mark_errors(ax, record)
+        ax.set(xlabel="time [s]", ylabel="estimate / true" if normalised else "estimate [SI]",
+               title=f"{_record_title(record)} — identified parameters")
+        ax.legend(loc="lower right")
+        paths.append(_save(fig, out / "parameters.png"))
     return paths

@@ -9,6 +9,7 @@ identified parameters, their errors and 2 % convergence times, the updates appli
 
 from __future__ import annotations
 
+import contextlib
 import time as _time
 from typing import Callable, NamedTuple
 
@@ -18,6 +19,7 @@ from rths_ident import metrics
 from rths_ident._params import ParameterError
 from rths_ident.hybrid.hybrid_test import HybridTest, run_loop
 from rths_ident.hybrid.realtime import RealTimePacer
+from rths_ident.hybrid.recording import open_run_record
 
 COMPARISON_VARIANTS = ("none", "oracle")
 
@@ -81,7 +83,7 @@ def _ns_values(test: HybridTest, logs: dict, variant: str) -> np.ndarray:
 
 def run_scenario(cfg, build: Callable[..., HybridTest], engine: str = "fused", compare: bool = True,
                  progress=None, describe: Callable[[HybridTest], dict] | None = None,
-                 realtime: bool = False) -> dict:
+                 realtime: bool = False, test_record=None) -> dict:
     """Run the configured variant and (``compare``) ``none`` and ``oracle`` for the
     side-by-side plots. Returns the JSON keys of ``rths-ident run`` (for the configured
     variant), ``variants`` (metrics of each) and ``_arrays`` (what the plots need);
@@ -91,11 +93,24 @@ def run_scenario(cfg, build: Callable[..., HybridTest], engine: str = "fused", c
     (:class:`~rths_ident.hybrid.realtime.RealTimePacer`; the comparison runs are not
     paced); ``cfg.pad_seconds`` of the record count as start-up. ``missed_deadlines``
     and ``latency_ms`` then come from the pacer, and ``realtime`` holds its whole report.
-    """
+
+    ``test_record``: a path: the configured variant's run is recorded there as it goes
+    (:mod:`rths_ident.hybrid.recording`), the result's JSON keys are its metrics; a run
+    that fails leaves the record with the error and ``complete = False``."""
     if realtime and engine != "stepwise":
         raise ParameterError("real-time pacing needs the step-wise engine (engine='stepwise')")
     start_all = _time.perf_counter()
     test = build(cfg)
+    record = None if test_record is None else open_run_record(test_record, cfg, test, engine)
+    with record if record is not None else contextlib.nullcontext():
+        out = _run_variants(cfg, test, engine, compare, progress, describe, record, start_all, realtime)
+        if record is not None:
+            record.finish({k: v for k, v in out.items() if k != "_arrays"})
+    return out
+
+
+def _run_variants(cfg, test: HybridTest, engine: str, compare: bool, progress, describe, record,
+                  start_all: float, realtime: bool = False) -> dict:
     reference_response, reference_force = test.reference()
     comparisons = [m for m in COMPARISON_VARIANTS if m != cfg.updating and m in cfg.UPDATING_MODES]
     order = [cfg.updating] + (comparisons if compare else [])
@@ -103,10 +118,11 @@ def run_scenario(cfg, build: Callable[..., HybridTest], engine: str = "fused", c
     pacer = None
     for mode in order:
         variant = "updating" if mode in cfg.IDENTIFYING_MODES else mode
-        if realtime and mode == cfg.updating:
+        main_run = mode == cfg.updating
+        if realtime and main_run:
             pacer = RealTimePacer(1.0 / cfg.slow_rate, startup_steps=int(round(cfg.pad_seconds * cfg.slow_rate)))
-        logs, wall = run_loop(test, engine, variant=variant, progress=progress if mode == cfg.updating else None,
-                              pacer=pacer if mode == cfg.updating else None)
+        logs, wall = run_loop(test, engine, variant=variant, progress=progress if main_run else None,
+                              pacer=pacer if main_run else None, record=record if main_run else None)
         results[mode] = VariantResult(
             mode, variant_metrics(test, logs, reference_response, reference_force, variant), logs, wall)
     main = results[cfg.updating]

@@ -84,7 +84,9 @@ class TestRecordWriter:
     :meth:`append` one slow step (a nested dictionary of arrays with the test time under
     ``"time"`` [s]); :meth:`event` a start, stop or error; :meth:`finish` the metrics and
     ``complete = True``. Used as a context manager, an exception that leaves the block
-    is recorded as an ``error`` event and the file closed with ``complete = False``.
+    is recorded as an ``error`` event (at the exception's ``slow_index`` if it has one,
+    else the step in progress; at the test time of the last step appended) and the file
+    closed with ``complete = False``.
 
     Parameters
     ----------
@@ -134,6 +136,7 @@ class TestRecordWriter:
         self._empty: dict[str, list] = {}  # zero-size per-step arrays: path -> shape (kept as an attribute)
         self._file: h5py.File | None = None  # the SWMR file (phase 2)
         self._appended = 0
+        self._last_time: float | None = None  # test time of the last appended step [s]
         self._on_disk = 0
         self._last_flush = _time.monotonic()
         self._closed = False
@@ -175,6 +178,7 @@ class TestRecordWriter:
         self._check_step(arrays)
         self._buffer.append({p: a for p, a in arrays.items() if p in self._layout})
         self._appended += 1
+        self._last_time = float(arrays[layout.TIME])
         if len(self._buffer) >= self.flush_every or _time.monotonic() - self._last_flush >= self.flush_interval_s:
             self.flush()
 
@@ -253,8 +257,11 @@ class TestRecordWriter:
 
     def __exit__(self, exc_type, exc, traceback) -> bool:
         if exc is not None and not self._closed and not self._error_recorded:
+            # where: the failing step if the exception says (LoopAborted), else the step in
+            # progress; when: the end of the last step appended (the last time known)
             step = getattr(exc, "slow_index", None)
-            self.event("error", describe_exception(exc), step=self._appended if step is None else step)
+            self.event("error", describe_exception(exc), step=self._appended if step is None else step,
+                       time=self._last_time)
         self.close()
         return False
 

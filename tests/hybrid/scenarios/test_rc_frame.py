@@ -19,6 +19,7 @@ from rths_ident.hybrid.hybrid_test import run_loop
 from rths_ident.hybrid.scenarios import rc_frame as rc
 from rths_ident.hybrid.scenarios.components import slow_record
 from rths_ident.models import DegradingBoucWen
+from rths_ident.records import read_test_record
 from rths_ident.structures.numerical_substructure import NativeSubstructure
 from rths_ident.structures.structure import with_changes
 
@@ -109,6 +110,13 @@ def test_cli_runs_rc_frame_with_the_opensees_substructure(tmp_path, capsys):
     assert sorted(p.name for p in (tmp_path / "plots").glob("*.png")) == [
         "reference_vs_hybrid.png", "specimen_hysteresis.png", "tracking.png"]
     assert "rc-frame" in capsys.readouterr().out
+    # the step-wise run's test record, appended step by step (OpenSees' own log included)
+    record = read_test_record(tmp_path / "plots" / "test_record.h5")
+    assert record.complete and record.n_steps == 50 and record.metrics == metrics
+    assert record.units["ns/interface_load"] == "N" and record.units["update/estimate"] == "SI"
+    assert record.steps["update/estimate"].shape == (50, 0)
+    assert [e.kind for e in record.events] == ["start", "stop"] and "stepwise engine" in record.events[0].message
+    np.testing.assert_allclose(record.steps["ns/time"], record.time, rtol=1e-12)
 
 
 def test_an_option_of_another_scenario_is_a_clear_error(capsys):

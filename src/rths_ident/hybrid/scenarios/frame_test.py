@@ -36,7 +36,7 @@ from rths_ident.hybrid.scenarios.components import NATIVE_INTEGRATORS
 from rths_ident.hybrid.scenarios.config import HybridTestConfig
 from rths_ident.estimators.online_identifier import OnlineIdentifier
 from rths_ident.hybrid.virtual_site import no_identifier_log
-from rths_ident._params import ParameterError
+from rths_ident._params import ParameterError, units_of
 from rths_ident.structures import ShearBuilding, StoreyColumns, partition_column, set_column_params
 from rths_ident.structures.numerical_substructure import native_ns_step
 from rths_ident.structures.structure import with_changes
@@ -171,6 +171,7 @@ def build(cfg: FrameTestConfig, column: ColumnUnderTest) -> HybridTest:
         param_names=column.param_names, true_values=values(column.true_column, column.param_names),
         initial_values=values(column.initial_column, column.param_names), reference=reference, seed=cfg.seed,
         response_names=cfg.floors, extra_metrics=column.extra_metrics,
+        param_units={n: units_of(column.true_column)[n] for n in column.param_names},
     )
     if cfg.ns == "opensees":
         check_opensees_twin(cfg, column)
@@ -233,13 +234,16 @@ def opensees_frame_ns(cfg: FrameTestConfig, column: ColumnUnderTest, variant: st
 
 
 def scenario_runner(build: Callable[[FrameTestConfig], HybridTest]) -> Callable:
-    """A frame scenario's ``run_scenario(cfg, engine, compare, progress, realtime)``: the configured
-    variant and (``compare``) ``none`` and ``oracle`` (:func:`rths_ident.hybrid.results.run_scenario`),
-    with the floor mass and the initial error in the result."""
+    """A frame scenario's ``run_scenario(cfg, engine, compare, progress, realtime, test_record)``:
+    the configured variant and (``compare``) ``none`` and ``oracle``
+    (:func:`rths_ident.hybrid.results.run_scenario`), with the floor mass and the initial
+    error in the result."""
 
-    def run_scenario(cfg, engine: str = "fused", compare: bool = True, progress=None, realtime: bool = False) -> dict:
+    def run_scenario(cfg, engine: str = "fused", compare: bool = True, progress=None, realtime: bool = False,
+                     test_record=None) -> dict:
         return run_hybrid_test(cfg, build, engine=engine, compare=compare, progress=progress, realtime=realtime,
-                               describe=lambda test: {"floor_mass_kg": cfg.mass, "initial_error": cfg.initial_error})
+                               describe=lambda test: {"floor_mass_kg": cfg.mass, "initial_error": cfg.initial_error},
+                               test_record=test_record)
 
     return run_scenario
 

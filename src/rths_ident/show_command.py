@@ -1,0 +1,123 @@
+"""``rths-ident show RECORD``: what a test record holds, and its plots.
+
+Prints the scenario, whether the test ran to its end (and if not, why), the software
+versions, the time base and duration, the events, the configuration, the datasets with
+their units and the metrics; ``--plots DIR`` draws the figures
+(:func:`rths_ident.hybrid.plots.plot_test_record`). Reads records whose writer was
+killed (up to the last flush). See ``docs/records.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import textwrap
+
+from rths_ident.records import layout
+
+WIDTH = 100
+
+
+def _number(value) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    return f"{value:.6g}" if isinstance(value, float) else str(value)
+
+
+def _inline(value) -> str:
+    """A nested value on one line: ``a 1, b.c 2``."""
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {_number(v)}" for k, v in layout.scalar_attributes(value).items()) or "—"
+    if isinstance(value, list):
+        return "[" + ", ".join(_number(v) for v in value) + "]"
+    return "—" if value is None else _number(value)
+
+
+def _fields(rows) -> list[str]:
+    rows = list(rows)
+    if not rows:
+        return ["  (none)"]
+    width = min(28, max(len(label) for label, _ in rows))
+    lines = []
+    for label, text in rows:
+        wrapped = textwrap.wrap(str(text), width=max(40, WIDTH - width - 4)) or [""]
+        lines.append(f"  {label.ljust(width)}  {wrapped[0]}")
+        lines.extend(" " * (width + 4) + more for more in wrapped[1:])
+    return lines
+
+
+def _duration(record) -> str:
+    n = record.n_steps
+    if n == 0:
+        return "no slow step recorded"
+    base = record.time_base
+    slow = base.get("slow_rate_hz")
+    start = float(record.time[0]) - (1.0 / slow if slow else 0.0)
+    text = f"{n} slow steps, test time {start:.3f} … {float(record.time[-1]):.3f} s ({float(record.time[-1]) - start:.3f} s)"
+    if slow:
+        text += f" at {slow:g} Hz"
+    if "samples_per_step" in base and "fast_rate_hz" in base:
+        text += f"; {base['samples_per_step']} fast samples per step ({base['fast_rate_hz']:g} Hz)"
+    return text
+
+
+def format_summary(record) -> str:
+    """The text ``rths-ident show`` prints for ``record`` (a :class:`~rths_ident.records.TestRecord`)."""
+    scenario = record.config.get("scenario")
+    lines = [f"test record {record.path}"]
+    lines += _fields([
+        ("kind", record.kind + (f" {scenario}" if scenario else "")),
+        ("created (UTC)", record.created_utc),
+        ("status", record.status()),
+        ("steps", _duration(record)),
+        ("software", ", ".join(f"{k} {v}" for k, v in record.software.items() if k != "platform")),
+        ("platform", record.software.get("platform", "?")),
+    ])
+    lines.append("events")
+    lines += _fields((f"{e.kind} @ " + ("—" if e.step is None else f"step {e.step}")
+                      + ("" if e.time is None else f", t {e.time:.3f} s"), e.message) for e in record.events)
+    lines.append("configuration")
+    lines += _fields((key, _inline(value)) for key, value in record.config.items())
+    lines.append("datasets (per slow step; SI units)")
+    lines += _fields((path, f"{tuple(array.shape)} {array.dtype}  [{_unit(record.units.get(path, '?'))}]")
+                     for path, array in sorted(record.steps.items()))
+    lines.append("metrics" + ("" if record.metrics is not None else " (none: the test did not finish)"))
+    if record.metrics is not None:
+        main = record.metrics.get("updating")
+        rows = []
+        for key, value in record.metrics.items():
+            if key == "variants" and isinstance(value, dict):  # the comparison runs, one line each
+                rows += [(f"variant {name}", _inline(v)) for name, v in value.items() if name != main]
+            else:
+                rows.append((key, _inline(value)))
+        lines += _fields(rows)
+    return "\n".join(lines)
+
+
+def _unit(unit) -> str:
+    return ", ".join(f"{c} {u}" for c, u in unit.items()) if isinstance(unit, dict) else str(unit)
+
+
+def run_show(args: argparse.Namespace) -> int:
+    from rths_ident.records import read_test_record  # noqa: PLC0415
+
+    record = read_test_record(args.record)
+    print(format_summary(record))
+    if args.plots:
+        from rths_ident.hybrid.plots import plot_test_record  # noqa: PLC0415 (matplotlib only when plotting)
+
+        for path in plot_test_record(record, args.plots):
+            print(f"plot → {path}")
+    return 0
+
+
+def add_show_command(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``rths-ident show``."""
+    parser = subparsers.add_parser(
+        "show", help="summarise a test record (HDF5) and draw its plots",
+        description="Print what a test record written by 'rths-ident run' (or a server) holds: scenario, "
+        "configuration, software versions, duration, events, complete or not and why, datasets with "
+        "their units, metrics. Records whose writer was killed are read up to the last flush.",
+    )
+    parser.add_argument("record", help="the test record (.h5)")
+    parser.add_argument("--plots", metavar="DIR", default=None, help="draw the figures into this folder")
+    parser.set_defaults(func=run_show)
