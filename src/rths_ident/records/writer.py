@@ -135,6 +135,7 @@ class TestRecordWriter:
         self._layout: dict[str, tuple[tuple, np.dtype]] | None = None  # path -> (shape of a step, dtype)
         self._empty: dict[str, list] = {}  # zero-size per-step arrays: path -> shape (kept as an attribute)
         self._file: h5py.File | None = None  # the SWMR file (phase 2)
+        self._datasets: dict[str, h5py.Dataset] = {}  # its step datasets, by path
         self._appended = 0
         self._last_time: float | None = None  # test time of the last appended step [s]
         self._on_disk = 0
@@ -325,11 +326,13 @@ class TestRecordWriter:
         self._events_on_disk = 0
 
     def _create_step_datasets(self, f: h5py.File) -> None:
+        self._datasets = {}
         for path, (shape, dtype) in self._layout.items():
             row_bytes = max(1, int(np.prod(shape, dtype=np.int64)) * dtype.itemsize)
             rows = int(min(4096, max(1, CHUNK_BYTES // row_bytes)))
             ds = f.create_dataset(f"{layout.STEPS}/{path}", shape=(0, *shape), maxshape=(None, *shape),
                                   chunks=(rows, *shape), dtype=dtype)
+            self._datasets[path] = ds
             unit = self._units[path]
             if isinstance(unit, dict):
                 ds.attrs["units"] = ", ".join(unit.values())
@@ -342,9 +345,7 @@ class TestRecordWriter:
             n = len(self._buffer)
             # time last: a reader never sees a time without the data of its step
             for path in sorted(self._layout, key=lambda p: p == layout.TIME):
-                ds = f[f"{layout.STEPS}/{path}"]
-                ds.resize(self._on_disk + n, axis=0)
-                ds[self._on_disk:] = np.stack([step[path] for step in self._buffer])
+                _append_rows(self._datasets[path], self._on_disk, np.stack([step[path] for step in self._buffer]))
             self._on_disk += n
             self._buffer.clear()
         new = self._events[self._events_on_disk:]
@@ -389,6 +390,16 @@ class TestRecordWriter:
             self._file.close()
             self._file = None
         self._closed = True
+
+
+def _append_rows(ds: h5py.Dataset, start: int, rows: np.ndarray) -> None:
+    """Extend ``ds`` to ``start + len(rows)`` rows and write ``rows`` there, through
+    h5py's low-level calls (the high-level slicing costs several times more per call,
+    and a flush writes every dataset)."""
+    ds.id.set_extent((start + rows.shape[0], *rows.shape[1:]))
+    file_space = ds.id.get_space()
+    file_space.select_hyperslab((start,) + (0,) * (rows.ndim - 1), rows.shape)
+    ds.id.write(h5py.h5s.create_simple(rows.shape), file_space, np.ascontiguousarray(rows, dtype=ds.dtype))
 
 
 def _clip_message(message: str) -> str:
