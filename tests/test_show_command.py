@@ -110,3 +110,8 @@ def test_show_of_a_header_only_record(tmp_path, capsys):
 def test_show_of_a_missing_file_is_a_user_error(tmp_path, capsys):
     assert main(["show", str(tmp_path / "nope.h5")]) == 1
     assert "nope.h5: no such file" in capsys.readouterr().err
+
+
+def test_a_test_record_path_that_is_a_folder_is_refused_before_the_run(tmp_path, capsys):
+    assert main(["run", "lugre-frame", "--duration", "1", "--test-record", str(tmp_path), "--quiet"]) == 1
+    assert f"--test-record {tmp_path} is a folder" in capsys.readouterr().err

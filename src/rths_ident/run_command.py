@@ -120,13 +120,19 @@ def _scenario_config(args: argparse.Namespace):
 
 def _run(args: argparse.Namespace) -> int:
     scenario, cfg = _scenario_config(args)
+    accepts = inspect.signature(scenario.run_scenario).parameters
+    if args.test_record and "test_record" not in accepts:
+        from rths_ident._params import ParameterError  # noqa: PLC0415
+
+        raise ParameterError(f"--test-record: {args.scenario} does not write test records")
+    record = _test_record_path(args) if "test_record" in accepts else None
     # a substructure outside JAX (OpenSeesPy, a peer) can only run step by step
     engine = args.engine or ("fused" if getattr(cfg, "ns", "native") == "native" and not args.realtime
                              else "stepwise")
     if args.realtime:
         from rths_ident._params import ParameterError  # noqa: PLC0415
 
-        if "realtime" not in inspect.signature(scenario.run_scenario).parameters:
+        if "realtime" not in accepts:
             raise ParameterError(f"--realtime: {args.scenario} has no step-wise run to pace")
         if engine != "stepwise":
             raise ParameterError("--realtime paces the step-wise engine: drop --engine fused")
@@ -141,15 +147,10 @@ def _run(args: argparse.Namespace) -> int:
               file=sys.stderr)
     from rths_ident.hybrid.engine import LoopAborted  # noqa: PLC0415
 
-    accepts = inspect.signature(scenario.run_scenario).parameters
-    if args.test_record and "test_record" not in accepts:
-        from rths_ident._params import ParameterError  # noqa: PLC0415
-
-        raise ParameterError(f"--test-record: {args.scenario} does not write test records")
-    record, started = (_test_record_path(args) if "test_record" in accepts else None), time.time()
     extra = {"realtime": True} if args.realtime else {}
     if record is not None:
         extra["test_record"] = record
+    started = time.time()
     try:
         result = scenario.run_scenario(cfg, engine=engine, compare=not args.no_compare, progress=progress, **extra)
     except LoopAborted as stopped:
@@ -175,14 +176,21 @@ def _run(args: argparse.Namespace) -> int:
 def _test_record_path(args: argparse.Namespace) -> Path:
     """``--test-record``, else test_record.h5 in the output folder: ``--plots DIR``, else
     the folder of ``--json``, else ``rths-runs/<scenario>-<UTC time>/``."""
+    from rths_ident._params import ParameterError  # noqa: PLC0415
+
     if args.test_record:
-        return Path(args.test_record)
-    if args.plots:
-        return Path(args.plots) / "test_record.h5"
-    if args.json:
-        return Path(args.json).parent / "test_record.h5"
-    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    return Path("rths-runs") / f"{args.scenario}-{stamp}" / "test_record.h5"
+        path = Path(args.test_record)
+    elif args.plots:
+        path = Path(args.plots) / "test_record.h5"
+    elif args.json:
+        path = Path(args.json).parent / "test_record.h5"
+    else:
+        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        path = Path("rths-runs") / f"{args.scenario}-{stamp}" / "test_record.h5"
+    if path.is_dir():
+        raise ParameterError(f"--test-record {path} is a folder: give a file, e.g. {path / 'test_record.h5'}")
+    path.parent.mkdir(parents=True, exist_ok=True)  # an unwritable place fails here, before the run
+    return path
 
 
 def _record_duration(cfg) -> float:

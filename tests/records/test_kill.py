@@ -2,6 +2,7 @@
 killed with SIGKILL — before any step, right after its first flush, after many flushes
 and at random instants (possibly inside a flush). The parent then opens the record and
 finds every step up to the last flush the child reported, each equal to what was written.
+The same is read while the child still writes.
 """
 
 import os
@@ -87,6 +88,9 @@ def test_killed_after_a_known_flush(tmp_path, flushes):
     child = _start(path)
     try:
         on_disk = _read_until(child, flushes, time.monotonic() + 60)
+        if flushes:  # a reader while the writer runs (how `rths-ident show` watches a test)
+            live = _check(path, at_least=on_disk)
+            assert not live.closed
     finally:
         _kill(child)
     record = _check(path, at_least=on_disk)
