@@ -151,6 +151,14 @@ def test_cli_run_bw_frame_writes_metrics_and_plots(el_centro_4s, tmp_path, capsy
     assert pngs == ["parameters.png", "reference_vs_hybrid.png", "specimen_hysteresis.png", "tracking.png",
                     "updating_vs_none.png"]
     assert "stiffness_degradation" in capsys.readouterr().out
+    from rths_ident.records import read_test_record
+
+    record = read_test_record(tmp_path / "plots" / "test_record.h5")  # the test record beside the plots
+    assert record.complete and record.n_steps == 200 and record.metrics == metrics
+    assert record.units["fast/identifier/dissipated_energy"] == "J"
+    assert record.units["update/estimate"] == {"k_e": "N/m", "f_y0": "N", "stiffness_degradation": "1/J",
+                                               "strength_degradation": "1/J"}
+    assert record.steps["fast/identifier/dissipated_energy"][-1] == metrics["identified_dissipated_energy_J"]
     assert main(["run", "bw-frame", "--initial-error", "scenario1", "--quiet"]) == 1
 
 
