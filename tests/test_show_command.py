@@ -10,6 +10,7 @@ import pytest
 from rths_ident import metrics
 from rths_ident.cli import main
 from rths_ident.hybrid.scenarios import lugre_frame
+from rths_ident.hybrid.scenarios.components import slow_record
 from rths_ident.records import TestRecordWriter, read_test_record
 
 
@@ -38,6 +39,9 @@ def test_the_run_record_holds_the_run(run_record):
     assert final == pytest.approx(result["params_final"], rel=1e-12)
     assert record.units["update/estimate"] == {"sigma0": "N/m", "Fc": "N", "sigma3": "N/m"}
     np.testing.assert_allclose(record.time, 0.02 * np.arange(1, 151), rtol=1e-12)
+    time_slow, ground_accel = slow_record(lugre_frame.LugreFrameConfig(duration=3.0))
+    np.testing.assert_array_equal(record.steps["ground_accel"], ground_accel)
+    np.testing.assert_array_equal(record.time, time_slow)
 
 
 @pytest.mark.slow

@@ -15,7 +15,7 @@ from rths_ident.hybrid.site import SiteReading
 from rths_ident.records import TestRecordWriter, read_test_record
 
 M, C, K1, K2, DT, RATIO = 2.0, 0.3, 50.0, 30.0, 0.01, 8
-UNITS = {"fast/force": "N", "fast/displacement": "m", "ns/u": "m"}
+UNITS = {"fast/force": "N", "fast/displacement": "m", "ns/u": "m", "ground_accel": "m/s²"}
 
 
 class _SpringSite:
@@ -71,7 +71,8 @@ def test_a_stepwise_run_is_recorded_step_by_step(tmp_path):
     n = 60
     seen = []
     with TestRecordWriter.open(tmp_path / "r.h5", {"case": "sdof"}, UNITS, flush_every=7) as rec:
-        recorder = StepRecorder(rec, _time(n), progress=lambda k, log: seen.append((k, rec.steps)))
+        recorder = StepRecorder(rec, _time(n), progress=lambda k, log: seen.append((k, rec.steps)),
+                                ground_accel=_ground(n))
         recorder.start("stepwise")
         logs = run_stepwise(_SpringSite(), _SdofNS(), _ground(n), on_step=recorder)
         rec.finish({"peak_u": float(np.max(np.abs(logs["ns"]["u"])))})
@@ -81,6 +82,7 @@ def test_a_stepwise_run_is_recorded_step_by_step(tmp_path):
     np.testing.assert_array_equal(r.steps["ns/u"], logs["ns"]["u"])
     np.testing.assert_array_equal(r.steps["fast/force"], logs["fast"]["force"])
     np.testing.assert_array_equal(r.time, _time(n))
+    np.testing.assert_array_equal(r.steps["ground_accel"], _ground(n))
     assert [e.kind for e in r.events] == ["start", "stop"] and r.events[0].time == 0.0
 
 
@@ -145,13 +147,14 @@ def test_fused_logs_are_written_after_the_call(tmp_path):
 
     logs = jax.tree_util.tree_map(np.asarray, scan(jnp.asarray(_ground(n))))
     with TestRecordWriter.open(tmp_path / "f.h5", {}, UNITS, flush_every=16) as rec:
-        recorder = StepRecorder(rec, _time(n))
+        recorder = StepRecorder(rec, _time(n), ground_accel=_ground(n))
         recorder.record_all(logs)
         assert rec.steps_on_disk == 48  # three chunks of 16 flushed; 2 steps buffered
         rec.finish({})
     r = read_test_record(tmp_path / "f.h5")
     np.testing.assert_array_equal(r.steps["fast/displacement"], logs["fast"]["displacement"])
     np.testing.assert_array_equal(r.steps["ns/u"], logs["ns"]["u"])
+    np.testing.assert_array_equal(r.steps["ground_accel"], _ground(n))
 
 
 def test_log_units_name_every_parameter_and_response():

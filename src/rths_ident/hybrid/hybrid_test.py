@@ -198,7 +198,7 @@ def run_loop(test: HybridTest, engine: str = "fused", variant: str = "updating",
     (fused) — and, when the loop aborts, the completed steps and the error
     (:mod:`rths_ident.hybrid.recording`).
     """
-    recorder = None if record is None else StepRecorder(record, test.time_slow, progress)
+    recorder = None if record is None else StepRecorder(record, test.time_slow, progress, test.ground_accel)
     if engine == "fused":
         initial = initial_loop_state(test, variant)
         runner = compiled_fused_runner(test, initial)

@@ -21,6 +21,7 @@ from rths_ident.records import TestRecordWriter
 #: units of the hybrid loop's logs (paths under ``/steps``); datasets whose last axis
 #: holds named quantities get per-column units from :func:`log_units`
 LOG_UNITS = {
+    "ground_accel": "m/s²",  # ẍ_g at the end of each slow step (the record the NS was driven with)
     "fast/target": "m",  # interface target x_t after the rate transition, per fast sample
     "fast/command": "m",  # actuator command x_c (after compensation)
     "fast/measured": "m",  # measured specimen displacement x_m (sensor)
@@ -88,13 +89,15 @@ def open_run_record(path, cfg, test, engine: str, **options) -> TestRecordWriter
 
 
 class StepRecorder:
-    """Feeds a record from a run of ``test``: ``recorder(k, step_log)`` is the step-wise
-    engine's ``on_step`` (then calls ``progress`` if given); :meth:`record_all` writes
-    a fused run's stacked logs; :meth:`record_aborted` what a failed run leaves."""
+    """Feeds a record from a run: ``recorder(k, step_log)`` is the step-wise engine's
+    ``on_step`` (then calls ``progress`` if given); :meth:`record_all` writes a fused
+    run's stacked logs; :meth:`record_aborted` what a failed run leaves. Each step gets
+    its test time ``time_slow[k]`` [s] and, when given, ``ground_accel[k]`` [m/s²]."""
 
-    def __init__(self, writer: TestRecordWriter, time_slow, progress=None):
+    def __init__(self, writer: TestRecordWriter, time_slow, progress=None, ground_accel=None):
         self.writer = writer
         self.time_slow = np.asarray(time_slow, dtype=float)
+        self.ground_accel = None if ground_accel is None else np.asarray(ground_accel, dtype=float)
         self.progress = progress
 
     def start(self, engine: str) -> None:
@@ -106,8 +109,15 @@ class StepRecorder:
     def dt(self) -> float:
         return float(self.time_slow[1] - self.time_slow[0]) if self.time_slow.size > 1 else 0.0
 
+    def _inputs(self, steps) -> dict:
+        """Time (and ground acceleration, when given) of slow step(s) ``steps``."""
+        inputs = {"time": self.time_slow[steps]}
+        if self.ground_accel is not None:
+            inputs["ground_accel"] = self.ground_accel[steps]
+        return inputs
+
     def __call__(self, k: int, step_log: dict) -> None:
-        self.writer.append({"time": self.time_slow[k], **step_log})
+        self.writer.append({**self._inputs(k), **step_log})
         if self.progress is not None:
             self.progress(k, step_log)
 
@@ -119,7 +129,7 @@ class StepRecorder:
         n = _n_steps(logs)
         if n <= first:
             return
-        stacked = {"time": self.time_slow[first:n], **_slice(logs, first, n)}
+        stacked = {**self._inputs(slice(first, n)), **_slice(logs, first, n)}
         self.writer.extend(stacked)
 
     def record_aborted(self, exc) -> None:
