@@ -13,3 +13,13 @@ def test_the_docs_example_runs(tmp_path, monkeypatch, capsys):
     exec(compile(block, str(DOC), "exec"), {})  # noqa: S102
     assert capsys.readouterr().out.strip() == expected
     assert (tmp_path / "rig_record.h5").is_file() and not (tmp_path / "rig_record.h5.partial").exists()
+
+
+def test_the_documented_command_lines_parse():
+    from rths_ident.cli import build_parser
+
+    lines = [line.split("#")[0].split() for line in re.findall(r"^rths-ident .*$", DOC.read_text(), flags=re.M)]
+    assert len(lines) == 3
+    for words in lines:
+        args = build_parser().parse_args(words[1:])
+        assert callable(args.func)
