@@ -99,7 +99,8 @@ def test_a_failing_substructure_leaves_the_completed_steps_and_the_error(tmp_pat
     r = read_test_record(tmp_path / "r.h5")
     assert not r.complete and r.n_steps == 23
     error = r.errors()[0]
-    assert (error.step, error.time, error.message) == (23, _time(n)[23], "slow step 23 failed: peer went away")
+    assert (error.step, error.time) == (23, _time(n)[23])
+    assert error.message.startswith("slow step 23 failed: peer went away.")
     assert len(r.errors()) == 1  # the writer's exit does not record it twice
     reference = run_stepwise(_SpringSite(), _SdofNS(), _ground(23))
     np.testing.assert_array_equal(r.steps["ns/u"], reference["ns"]["u"])
