@@ -1,9 +1,23 @@
 """Plots of a hybrid run (matplotlib, Agg canvas — no display needed).
 
-:func:`plot_lugre_frame` writes the figures a testing engineer looks at after a
-``lugre-frame`` run: tracking, reference vs hybrid response, the specimen's hysteresis,
-the identified parameters, and the run with updating next to the one without.
+:func:`plot_frame_test` writes the figures a testing engineer looks at after a
+``lugre-frame`` or ``bw-frame`` run, :func:`plot_rc_frame` those of ``rc-frame``:
+
+* ``tracking.png`` — the tracking error x_m − x_t as the main trace (the two
+  displacements lie on top of each other at this scale), the zoom window marked, and
+  the zoom with target, command and measured; what a negative τ means;
+* ``reference_vs_hybrid.png`` — per floor, the hybrid response minus the reference for
+  each variant, with J4 defined on the figure;
+* ``specimen_hysteresis.png`` — the measured loop with the identified model's loop
+  (the model simulated along the measured displacement) and the initial guess's;
+* ``parameters.png`` — the identified parameters over the first seconds and the whole
+  record;
+* ``updating_vs_none.png`` — the roof response with and without updating on shared
+  y-limits, and their errors.
+
 :func:`plot_test_record` draws what a test record holds (``rths-ident show --plots``).
+
+Units: displacements in mm, forces in kN, time in s (the results are SI).
 """
 
 from __future__ import annotations
@@ -17,14 +31,23 @@ from matplotlib.figure import Figure
 LUGRE_LABELS = {"sigma0": r"$\hat\sigma_0/\sigma_0$", "Fc": r"$\hat F_C/F_C$", "sigma3": r"$\hat\sigma_3/\sigma_3$"}
 BOUC_WEN_LABELS = {"k_e": r"$\hat k_e/k_e$", "f_y0": r"$\hat f_{y0}/f_{y0}$",
                    "stiffness_degradation": r"$\hat a/a$ (stiffness degr.)",
-                   "strength_degradation": r"$\hat b/b$ (strength degr.)"}
-VARIANT_STYLE = {"rls": ("tab:blue", "with updating (RLS)"), "ukf": ("tab:blue", "with updating (UKF)"), "none": ("tab:red", "no updating"),
-                 "oracle": ("tab:green", "oracle (true model)")}
+                   "strength_degradation": r"$\hat b/b$ (strength degr.)",
+                   "k": r"$\hat k/k$", "alpha": r"$\hat\alpha/\alpha$", "beta": r"$\hat\beta/\beta$",
+                   "gamma": r"$\hat\gamma/\gamma$"}
+VARIANT_STYLE = {"rls": ("tab:blue", "with updating (RLS)"), "ukf": ("tab:blue", "with updating (UKF)"),
+                 "none": ("tab:red", "no updating"), "oracle": ("tab:green", "oracle (true model)")}
+#: J4 as computed (rths_ident.metrics.j4_global_error, seed 000 Table 4.1), for the figures
+J4_DEFINITION = r"J4 = $\sqrt{\Sigma(x_{hybrid} - x_{ref})^2 / \Sigma x_{ref}^2}$ × 100 %"
+#: what τ's sign means (rths_ident.metrics.fei_delay): docs/hybrid/lugre_frame.md explains it
+TAU_NOTE = ("τ: delay of the measured displacement behind the target, from the phase of their "
+            "frequency response (FEI); τ < 0 means the measured displacement leads the target, "
+            "i.e. the compensation over-predicts the actuator's lag.")
+#: the numerical substructure, spelt out once per figure
+NS_LONG = "numerical substructure (the simulated columns)"
 
 
 def _save(fig: Figure, path: Path) -> Path:
     FigureCanvasAgg(fig)
-    fig.tight_layout()
     fig.savefig(path, dpi=110)
     return path
 
@@ -36,10 +59,14 @@ def _strong_window(t, x, width=4.0):
     return start, min(t[-1], start + width)
 
 
+def _rms_percent(error, reference) -> float:
+    return float(100 * np.sqrt(np.mean(np.square(error)) / np.mean(np.square(reference))))
+
+
 def plot_lugre_frame(result: dict, out_dir) -> list[Path]:
     """The ``lugre-frame`` figures (the yield force ±F_C marked on the hysteresis)."""
     fc = result["params_true"]["Fc"]
-    return plot_frame_test(result, out_dir, LUGRE_LABELS, force_lines={"$\\pm F_C$": fc},
+    return plot_frame_test(result, out_dir, LUGRE_LABELS, force_lines={"$\\pm F_C$ (true)": fc},
                            specimen="first-storey column, modified LuGre")
 
 
@@ -48,110 +75,207 @@ def plot_bw_frame(result: dict, out_dir) -> list[Path]:
     return plot_frame_test(result, out_dir, BOUC_WEN_LABELS, specimen="first-storey column, degrading Bouc–Wen")
 
 
+def plot_tracking(result: dict, logs: dict, t_fast, path: Path) -> Path:
+    """Tracking: the error x_m − x_t over the record (main trace, zoom window shaded),
+    the zoom at the peak with target, command and measured, and the τ note."""
+    target = logs["fast"]["target"].ravel() * 1e3
+    measured = logs["fast"]["measured"].ravel() * 1e3
+    command = logs["fast"]["command"].ravel() * 1e3
+    fig = Figure(figsize=(11, 7), layout="constrained")
+    grid = fig.add_gridspec(2, 2, height_ratios=(1.1, 1))
+    ax1 = fig.add_subplot(grid[0, :])
+    ax2, ax3 = fig.add_subplot(grid[1, 0]), fig.add_subplot(grid[1, 1])
+    t0, t1 = _strong_window(t_fast, target, 1.0)
+    ax1.plot(t_fast, measured - target, lw=0.6, color="tab:purple", label="tracking error $x_m - x_t$")
+    ax1.axvspan(t0, t1, color="tab:orange", alpha=0.25, label="zoom window (below)")
+    ax1.set(xlabel="time [s]", ylabel="$x_m - x_t$ [mm]", xlim=(t_fast[0], t_fast[-1]),
+            title=f"Actuator tracking error — J2 = {result['J2_percent']:.3f} %, τ = {result['tau_ms']:.3f} ms, "
+                  f"peak |x_t| = {np.max(np.abs(target)):.1f} mm\n"
+                  f"({result['compensation']} compensation, {result['transition']} transition)")
+    ax1.legend(loc="upper right", fontsize=8)
+    sel = (t_fast >= t0) & (t_fast <= t1)
+    ax2.plot(t_fast[sel], target[sel], lw=1.4, label="target $x_t$")
+    ax2.plot(t_fast[sel], command[sel], lw=0.8, label="command $x_c$ (compensated)")
+    ax2.plot(t_fast[sel], measured[sel], lw=1.0, ls="--", label="measured $x_m$")
+    ax2.set(xlabel="time [s]", ylabel="interface displacement [mm]", title="zoom at the peak")
+    ax3.plot(t_fast[sel], (measured - target)[sel], lw=0.8, color="tab:purple", label="$x_m - x_t$")
+    ax3.plot(t_fast[sel], (command - target)[sel], lw=0.8, color="tab:orange", label="$x_c - x_t$")
+    ax3.axhline(0.0, color="k", lw=0.5)
+    ax3.set(xlabel="time [s]", ylabel="difference from the target [mm]", title="zoom: errors")
+    # a command far outside the target's range (e.g. spikes at slow-step boundaries) would
+    # flatten the panels: scale them to the target and measured, and state the command's peak
+    for ax, shown, command_part in ((ax2, (target[sel], measured[sel]), command[sel]),
+                                    (ax3, ((measured - target)[sel],), (command - target)[sel])):
+        typical = np.percentile(command_part, (5, 95))  # the command without its spikes
+        low, high = min(min(map(np.min, shown)), typical[0]), max(max(map(np.max, shown)), typical[1])
+        pad = 0.25 * max(high - low, 1e-6)
+        if np.min(command_part) < low - 2 * pad or np.max(command_part) > high + 2 * pad:
+            ax.set_ylim(low - 2 * pad, high + 2 * pad)
+            ax.text(0.99, 0.02, f"command off scale: {np.min(command_part):.3g} … {np.max(command_part):.3g} mm",
+                    transform=ax.transAxes, ha="right", va="bottom", fontsize=7.5, color="tab:orange",
+                    bbox={"facecolor": "white", "alpha": 0.85, "edgecolor": "none"})
+    ax2.legend(fontsize=8, loc="upper left")
+    ax3.legend(fontsize=8, loc="upper left")
+    fig.text(0.01, 0.0, TAU_NOTE, fontsize=7.5, va="bottom", wrap=True)
+    fig.get_layout_engine().set(rect=(0, 0.035, 1, 0.965))
+    return _save(fig, path)
+
+
 def plot_frame_test(result: dict, out_dir, param_labels: dict, force_lines: dict | None = None,
                     specimen: str = "first-storey column") -> list[Path]:
-    """Write the figures of a frame run into ``out_dir``; returns their paths.
-    ``param_labels``: label per identified parameter; ``force_lines``: horizontal
-    ±lines [N] on the hysteresis plot (label → value)."""
+    """Write the figures of a frame run into ``out_dir`` (module doc); returns their
+    paths. ``param_labels``: label per identified parameter; ``force_lines``:
+    horizontal ±lines [N] on the hysteresis plot (label → value)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     arrays = result["_arrays"]
-    t_slow, t_fast = arrays["time_slow"], arrays["time_fast"]
-    ref = arrays["reference_floors"]
+    t_fast = arrays["time_fast"]
     logs = arrays["logs"]
     main = result["updating"]
-    main_logs = logs[main]
-    paths = []
-
-    # 1. target vs measured interface displacement (fast rate), full record and zoom
-    target = main_logs["fast"]["target"].ravel() * 1e3
-    measured = main_logs["fast"]["measured"].ravel() * 1e3
-    command = main_logs["fast"]["command"].ravel() * 1e3
-    fig = Figure(figsize=(11, 6.5))
-    ax1, ax2 = fig.add_subplot(2, 1, 1), fig.add_subplot(2, 2, 3)
-    ax3 = fig.add_subplot(2, 2, 4)
-    ax1.plot(t_fast, target, lw=0.8, label="target $x_t$")
-    ax1.plot(t_fast, measured, lw=0.8, ls="--", label="measured $x_m$")
-    ax1.set(xlabel="time [s]", ylabel="floor-1 displacement [mm]",
-            title=f"Actuator tracking — J2 = {result['J2_percent']:.3f} %, τ = {result['tau_ms']:.3f} ms "
-                  f"({result['compensation']} compensation, {result['transition']} transition)")
-    ax1.legend(loc="upper right")
-    t0, t1 = _strong_window(t_fast, target, 1.0)
-    sel = (t_fast >= t0) & (t_fast <= t1)
-    ax2.plot(t_fast[sel], target[sel], label="target")
-    ax2.plot(t_fast[sel], command[sel], lw=0.8, label="command $x_c$")
-    ax2.plot(t_fast[sel], measured[sel], ls="--", label="measured")
-    ax2.set(xlabel="time [s]", ylabel="[mm]", title="zoom at the peak")
-    ax2.legend(fontsize=8)
-    ax3.plot(t_fast, measured - target, lw=0.6, color="tab:purple")
-    ax3.set(xlabel="time [s]", ylabel="$x_m - x_t$ [mm]", title="tracking error")
-    paths.append(_save(fig, out / "tracking.png"))
-
-    # 2. reference vs hybrid, all floors
-    fig = Figure(figsize=(11, 7))
-    n_floors = ref.shape[1]
-    for i in range(n_floors):
-        ax = fig.add_subplot(n_floors, 1, n_floors - i)
-        ax.plot(t_slow, ref[:, i] * 1e3, color="k", lw=1.2, label="reference (monolithic, true model)")
-        for mode, lg in logs.items():
-            colour, label = VARIANT_STYLE[mode]
-            j4 = result["variants"][mode]["J4_percent"][f"floor{i + 1}"]
-            ax.plot(t_slow, lg["ns"]["displacement"][:, i] * 1e3, color=colour, lw=0.8, ls="--",
-                    label=f"{label}: J4 = {j4:.2f} %")
-        ax.set(ylabel=f"floor {i + 1} [mm]")
-        ax.legend(fontsize=7, loc="upper right")
-        if i == 0:
-            ax.set_xlabel("time [s]")
-    fig.suptitle(f"Reference vs hybrid response — {result['scenario']}, {result['record']}, "
-                 f"floor mass {result['floor_mass_kg'] / 1e3:g} t")
-    paths.append(_save(fig, out / "reference_vs_hybrid.png"))
-
-    # 3. specimen hysteresis (measured)
-    fig = Figure(figsize=(6.5, 5))
-    ax = fig.add_subplot(1, 1, 1)
-    ax.plot(measured, main_logs["fast"]["force"].ravel() / 1e3, lw=0.6)
-    for label, value in (force_lines or {}).items():
-        ax.axhline(value / 1e3, color="grey", ls=":", lw=0.8)
-        ax.axhline(-value / 1e3, color="grey", ls=":", lw=0.8, label=label)
-    ax.set(xlabel="measured displacement [mm]", ylabel="measured force [kN]",
-           title=f"Physical specimen ({specimen})")
-    if force_lines:
-        ax.legend()
-    paths.append(_save(fig, out / "specimen_hysteresis.png"))
-
-    # 4. parameter trajectories (normalised by the true values)
-    fig = Figure(figsize=(10, 4.5))
-    ax = fig.add_subplot(1, 1, 1)
-    estimates = main_logs["update"]["estimate"]
-    for i, name in enumerate(result["params_true"]):
-        ax.plot(t_slow, estimates[:, i] / result["params_true"][name], label=param_labels.get(name, name))
-    ax.axhspan(0.98, 1.02, color="grey", alpha=0.2, label="±2 %")
-    applied = np.asarray(main_logs["update"]["applied"], dtype=bool)
-    if applied.any():
-        ax.axvline(t_slow[np.argmax(applied)], color="k", ls=":", lw=0.8, label="first update of the NS")
-    ax.set(xlabel="time [s]", ylabel="estimate / true", title="Identified specimen parameters")
-    ax.legend(loc="lower right")
-    paths.append(_save(fig, out / "parameters.png"))
-
-    # 5. updating vs no updating, side by side (roof)
-    shown = [m for m in ("none", main) if m in logs] if main != "none" else [main]
-    fig = Figure(figsize=(12, 4.5))
-    for k, mode in enumerate(shown):
-        ax = fig.add_subplot(1, len(shown), k + 1)
-        colour, label = VARIANT_STYLE[mode]
-        j4 = result["variants"][mode]["J4_percent"][f"floor{ref.shape[1]}"]
-        ax.plot(t_slow, ref[:, -1] * 1e3, color="k", lw=1.2, label="reference")
-        ax.plot(t_slow, logs[mode]["ns"]["displacement"][:, -1] * 1e3, color=colour, lw=0.9, ls="--",
-                label="hybrid")
-        ax.set(xlabel="time [s]", ylabel="roof displacement [mm]", title=f"{label}: roof J4 = {j4:.2f} %")
-        ax.legend(loc="upper right")
-    paths.append(_save(fig, out / "updating_vs_none.png"))
+    paths = [plot_tracking(result, logs[main], t_fast, out / "tracking.png"),
+             _plot_floor_errors(result, out / "reference_vs_hybrid.png"),
+             _plot_hysteresis(result, force_lines, specimen, out / "specimen_hysteresis.png"),
+             _plot_parameters(result, param_labels, out / "parameters.png"),
+             _plot_updating_vs_none(result, out / "updating_vs_none.png")]
     return paths
 
 
+def _plot_floor_errors(result: dict, path: Path) -> Path:
+    """Per floor (roof at the top): hybrid − reference of the run without updating
+    (left, its own scale) and of the updated and oracle runs (right)."""
+    arrays = result["_arrays"]
+    t_slow, ref, logs = arrays["time_slow"], arrays["reference_floors"], arrays["logs"]
+    n_floors = ref.shape[1]
+    left = [m for m in logs if m == "none"]
+    right = [m for m in logs if m != "none"]
+    columns = [c for c in (left, right) if c]
+    fig = Figure(figsize=(12, 2.3 * n_floors + 1.2), layout="constrained")
+    axes = fig.subplots(n_floors, len(columns), sharex=True, squeeze=False)
+    handles = {}
+    for i in range(n_floors):
+        row = n_floors - 1 - i  # roof on top
+        name = f"floor{i + 1}"
+        for c, modes in enumerate(columns):
+            ax = axes[row, c]
+            j4s = []
+            for mode in modes:
+                colour, label = VARIANT_STYLE[mode]
+                error = (logs[mode]["ns"]["displacement"][:, i] - ref[:, i]) * 1e3
+                (line,) = ax.plot(t_slow, error, color=colour, lw=0.8)
+                handles[label] = line
+                j4s.append(f"{label} {result['variants'][mode]['J4_percent'][name]:.2f} %")
+            ax.set_title(f"floor {i + 1} — J4: " + ", ".join(j4s), fontsize=9)
+            ax.axhline(0.0, color="k", lw=0.5)
+            ax.set_ylabel(f"floor {i + 1}: hybrid − ref. [mm]")
+            if row == n_floors - 1:
+                ax.set_xlabel("time [s]")
+    peak = float(np.max(np.abs(ref))) * 1e3
+    fig.legend(list(handles.values()), list(handles.keys()), loc="outside lower center", ncol=len(handles),
+               fontsize=9)
+    fig.suptitle(f"Hybrid response minus the reference (monolithic frame, true columns; peak |x| = {peak:.0f} mm) — "
+                 f"{result['scenario']}, {result['record']}, floor mass {result['floor_mass_kg'] / 1e3:g} t\n"
+                 f"{J4_DEFINITION} over the record, per floor"
+                 + ("; left: no updating, right: the other runs on their own (smaller) scale" if len(columns) == 2
+                    else ""), fontsize=10)
+    return _save(fig, path)
+
+
+def _plot_hysteresis(result: dict, force_lines: dict | None, specimen: str, path: Path) -> Path:
+    """The measured loop, and the loops of the identified and initial models simulated
+    along the measured displacement (when the run has an identified column model)."""
+    arrays = result["_arrays"]
+    logs = arrays["logs"][result["updating"]]
+    measured_x = logs["fast"]["measured"].ravel()
+    measured_f = logs["fast"]["force"].ravel()
+    fig = Figure(figsize=(7.5, 5.8), layout="constrained")
+    ax = fig.add_subplot(1, 1, 1)
+    ax.plot(measured_x * 1e3, measured_f / 1e3, lw=1.6, color="0.65", label="measured")
+    column_force = arrays.get("column_force")
+    if column_force is not None and result["params_true"]:
+        final = np.array([result["params_final"][n] for n in result["params_true"]])
+        initial = np.array([result["params_initial"][n] for n in result["params_true"]])
+        identified = column_force(final, measured_x)
+        guess = column_force(initial, measured_x)
+        error = _rms_percent(identified - measured_f, measured_f)
+        who = "identified" if result["updating"] in ("rls", "ukf") else "identifier (watched only)"
+        ax.plot(measured_x * 1e3, guess / 1e3, lw=0.7, ls=":", color="tab:red",
+                label=f"initial model of the {NS_LONG}")
+        ax.plot(measured_x * 1e3, identified / 1e3, lw=0.8, ls="--", color="tab:blue",
+                label=f"{who} model at the end (rms error {error:.2f} % of rms F)")
+    for label, value in (force_lines or {}).items():
+        ax.axhline(value / 1e3, color="k", ls=":", lw=0.6)
+        ax.axhline(-value / 1e3, color="k", ls=":", lw=0.6, label=label)
+    ax.set(xlabel="measured displacement $x_m$ [mm]", ylabel="force [kN]",
+           title=f"Physical specimen ({specimen})")
+    ax.legend(fontsize=8, loc="upper left")
+    fig.text(0.01, 0.0, "models simulated along the measured displacement (velocity by finite differences)",
+             fontsize=7.5, va="bottom")
+    fig.get_layout_engine().set(rect=(0, 0.03, 1, 0.97))
+    return _save(fig, path)
+
+
+def _plot_parameters(result: dict, param_labels: dict, path: Path) -> Path:
+    """Estimate / true value over the first seconds (left) and the whole record (right)."""
+    arrays = result["_arrays"]
+    t_slow = arrays["time_slow"]
+    logs = arrays["logs"][result["updating"]]
+    estimates = np.asarray(logs["update"]["estimate"])
+    names = list(result["params_true"])
+    converged = [t for t in result["convergence_time_s"].values() if t is not None]
+    early = min(float(t_slow[-1]), max(3.0, 1.5 * max(converged, default=2.0)))
+    fig = Figure(figsize=(12, 4.8), layout="constrained")
+    axes = fig.subplots(1, 2, sharey=True, width_ratios=(1, 1.3))
+    applied = np.asarray(logs["update"]["applied"], dtype=bool)
+    for ax, end in zip(axes, (early, float(t_slow[-1]))):
+        sel = t_slow <= end + 1e-9
+        for i, name in enumerate(names):
+            ax.plot(t_slow[sel], estimates[sel, i] / result["params_true"][name], lw=1.2,
+                    label=param_labels.get(name, name))
+        ax.axhspan(0.98, 1.02, color="grey", alpha=0.2, label="±2 % of the true value")
+        if applied.any():
+            ax.axvline(t_slow[np.argmax(applied)], color="k", ls=":", lw=0.8,
+                       label=f"first update of the {NS_LONG}")
+        ax.set(xlabel="time [s]", xlim=(t_slow[0], end))
+    axes[0].set(ylabel="estimate / true value [–]", title=f"first {early:g} s")
+    axes[1].set(title=f"whole record ({t_slow[-1]:.1f} s)")
+    axes[1].legend(loc="lower right", fontsize=8)
+    mode = result["updating"]
+    pushed = (f"pushed into the {NS_LONG} every slow step once the guards pass" if mode in ("rls", "ukf")
+              else f"watched only: the {NS_LONG} keeps its {'true' if mode == 'oracle' else 'initial'} values")
+    fig.suptitle(f"Identified specimen parameters, {VARIANT_STYLE[mode][1]}: {pushed}", fontsize=10)
+    return _save(fig, path)
+
+
+def _plot_updating_vs_none(result: dict, path: Path) -> Path:
+    """Roof response of the run without updating and of the configured run, over the
+    reference (shared y-limits), and their errors below (shared y-limits)."""
+    arrays = result["_arrays"]
+    t_slow, ref, logs = arrays["time_slow"], arrays["reference_floors"], arrays["logs"]
+    main = result["updating"]
+    shown = [m for m in ("none", main) if m in logs] if main != "none" else [main]
+    roof = f"floor{ref.shape[1]}"
+    fig = Figure(figsize=(12, 6.5), layout="constrained")
+    axes = fig.subplots(2, len(shown), sharex=True, sharey="row", squeeze=False, height_ratios=(1.6, 1))
+    for k, mode in enumerate(shown):
+        colour, label = VARIANT_STYLE[mode]
+        j4 = result["variants"][mode]["J4_percent"][roof]
+        hybrid = logs[mode]["ns"]["displacement"][:, -1] * 1e3
+        top, bottom = axes[0, k], axes[1, k]
+        top.plot(t_slow, hybrid, color=colour, lw=2.4, alpha=0.55, label=f"hybrid, {label}")
+        top.plot(t_slow, ref[:, -1] * 1e3, color="k", lw=0.8, label="reference (true model)")
+        top.set(ylabel="roof displacement [mm]", title=f"{label}: roof J4 = {j4:.2f} %")
+        top.legend(loc="upper right", fontsize=8)
+        bottom.plot(t_slow, hybrid - ref[:, -1] * 1e3, color=colour, lw=0.8)
+        bottom.axhline(0.0, color="k", lw=0.5)
+        bottom.set(xlabel="time [s]", ylabel="hybrid − reference [mm]")
+    fig.suptitle(f"{result['scenario']}, {result['record']}: the roof with and without model updating "
+                 f"(same scales left and right; {J4_DEFINITION})", fontsize=10)
+    return _save(fig, path)
+
+
 def plot_rc_frame(result: dict, out_dir) -> list[Path]:
-    """The ``rc-frame`` figures: tracking (the error as the main trace), each floor's
-    hybrid response against the ideal partitioned test with their difference, and the
+    """The ``rc-frame`` figures: tracking (:func:`plot_tracking`), each floor's hybrid
+    response against the ideal partitioned test with their difference, and the
     specimen's measured hysteresis."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -159,50 +283,34 @@ def plot_rc_frame(result: dict, out_dir) -> list[Path]:
     t_slow, t_fast = arrays["time_slow"], arrays["time_fast"]
     ref = arrays["reference_floors"]
     logs = arrays["logs"][result["updating"]]
-    ns = f"{result['ns']} NS ({result['ns_model']}, {result['integrator']})"
-    paths = []
+    ns = f"{result['ns']} numerical substructure ({result['ns_model']}, {result['integrator']})"
+    paths = [plot_tracking(result, logs, t_fast, out / "tracking.png")]
 
-    target = logs["fast"]["target"].ravel() * 1e3
-    measured = logs["fast"]["measured"].ravel() * 1e3
-    fig = Figure(figsize=(11, 6.5))
-    ax1, ax2 = fig.add_subplot(2, 1, 1), fig.add_subplot(2, 1, 2)
-    ax1.plot(t_fast, measured - target, lw=0.6, color="tab:purple")
-    ax1.set(xlabel="time [s]", ylabel="tracking error $x_m - x_t$ [mm]",
-            title=f"Actuator tracking — J2 = {result['J2_percent']:.3f} %, τ = {result['tau_ms']:.3f} ms "
-                  f"({result['compensation']}, {result['transition']}); τ < 0: measured leads target")
-    t0, t1 = _strong_window(t_fast, target, 1.0)
-    ax1.axvspan(t0, t1, color="grey", alpha=0.2, label="zoom below")
-    ax1.legend(loc="upper right")
-    sel = (t_fast >= t0) & (t_fast <= t1)
-    ax2.plot(t_fast[sel], target[sel], label="target $x_t$")
-    ax2.plot(t_fast[sel], measured[sel], ls="--", label="measured $x_m$")
-    ax2.set(xlabel="time [s]", ylabel="interface displacement [mm]", title="zoom at the peak")
-    ax2.legend(fontsize=8)
-    paths.append(_save(fig, out / "tracking.png"))
-
-    fig = Figure(figsize=(11, 8))
+    fig = Figure(figsize=(11, 8), layout="constrained")
+    axes = fig.subplots(3, 2, sharex=True)
     for i in range(3):
         name = f"floor{i + 1}"
         hybrid = logs["ns"]["displacement"][:, i] * 1e3
-        ax = fig.add_subplot(3, 2, 2 * (2 - i) + 1)
-        ax.plot(t_slow, ref[:, i] * 1e3, color="k", lw=1.2, label="ideal partitioned test")
-        ax.plot(t_slow, hybrid, color="tab:blue", lw=0.8, ls="--", label="hybrid")
-        ax.set(ylabel=f"floor {i + 1} [mm]")
-        ax = fig.add_subplot(3, 2, 2 * (2 - i) + 2)
-        ax.plot(t_slow, hybrid - ref[:, i] * 1e3, color="tab:red", lw=0.7)
-        ax.set(ylabel="hybrid − reference [mm]", title=f"J4 = {result['J4_percent'][name]:.3f} %")
-        if i == 0:
-            ax.set_xlabel("time [s]")
-            fig.axes[-2].set_xlabel("time [s]")
-    fig.axes[0].legend(fontsize=8, loc="upper right")
-    fig.suptitle(f"rc-frame {result['case']} — {ns}, {result['record']} × {result['record_scale']:g}; "
-                 "J4 = rms(hybrid − reference)/rms(reference)")
+        left, right = axes[2 - i]
+        left.plot(t_slow, hybrid, color="tab:blue", lw=2.0, alpha=0.55, label="hybrid")
+        left.plot(t_slow, ref[:, i] * 1e3, color="k", lw=0.8, label="ideal partitioned test (reference)")
+        left.set(ylabel=f"floor {i + 1} [mm]")
+        right.plot(t_slow, hybrid - ref[:, i] * 1e3, color="tab:red", lw=0.7)
+        right.axhline(0.0, color="k", lw=0.5)
+        right.set(ylabel="hybrid − reference [mm]")
+        right.text(0.01, 0.95, f"J4 = {result['J4_percent'][name]:.3f} %", transform=right.transAxes,
+                   fontsize=8, va="top")
+    axes[2, 0].set_xlabel("time [s]")
+    axes[2, 1].set_xlabel("time [s]")
+    axes[0, 0].legend(fontsize=8, loc="upper right")
+    fig.suptitle(f"rc-frame {result['case']} — {ns}, {result['record']} × {result['record_scale']:g}\n"
+                 f"{J4_DEFINITION}", fontsize=10)
     paths.append(_save(fig, out / "reference_vs_hybrid.png"))
 
-    fig = Figure(figsize=(6.5, 5))
+    fig = Figure(figsize=(6.5, 5), layout="constrained")
     ax = fig.add_subplot(1, 1, 1)
-    ax.plot(measured, logs["fast"]["force"].ravel() / 1e3, lw=0.6)
-    ax.set(xlabel="measured displacement [mm]", ylabel="measured force [kN]",
+    ax.plot(logs["fast"]["measured"].ravel() * 1e3, logs["fast"]["force"].ravel() / 1e3, lw=0.6)
+    ax.set(xlabel="measured displacement $x_m$ [mm]", ylabel="measured force [kN]",
            title=f"Tested first-storey column (degrading Bouc–Wen {result['case']})")
     paths.append(_save(fig, out / "specimen_hysteresis.png"))
     return paths

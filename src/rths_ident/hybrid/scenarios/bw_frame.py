@@ -233,7 +233,7 @@ def build(cfg: BWFrameConfig) -> HybridTest:
 
 
 #: run the configured variant and (``compare``) ``none`` and ``oracle``
-run_scenario = frame_test.scenario_runner(build)
+run_scenario = frame_test.scenario_runner(build, column_under_test)
 
 
 def config_from_options(common: dict, options: dict) -> BWFrameConfig:

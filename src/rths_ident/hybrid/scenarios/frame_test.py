@@ -233,19 +233,37 @@ def opensees_frame_ns(cfg: FrameTestConfig, column: ColumnUnderTest, variant: st
     return ns
 
 
-def scenario_runner(build: Callable[[FrameTestConfig], HybridTest]) -> Callable:
+def scenario_runner(build: Callable[[FrameTestConfig], HybridTest],
+                    column_under_test: Callable[[FrameTestConfig], ColumnUnderTest] | None = None) -> Callable:
     """A frame scenario's ``run_scenario(cfg, engine, compare, progress, realtime, test_record)``:
     the configured variant and (``compare``) ``none`` and ``oracle``
     (:func:`rths_ident.hybrid.results.run_scenario`), with the floor mass and the initial
-    error in the result."""
+    error in the result. With ``column_under_test`` the plots get
+    ``_arrays["column_force"]`` (:func:`column_force_function`)."""
 
     def run_scenario(cfg, engine: str = "fused", compare: bool = True, progress=None, realtime: bool = False,
                      test_record=None) -> dict:
-        return run_hybrid_test(cfg, build, engine=engine, compare=compare, progress=progress, realtime=realtime,
-                               describe=lambda test: {"floor_mass_kg": cfg.mass, "initial_error": cfg.initial_error},
-                               test_record=test_record)
+        result = run_hybrid_test(cfg, build, engine=engine, compare=compare, progress=progress, realtime=realtime,
+                                 describe=lambda test: {"floor_mass_kg": cfg.mass, "initial_error": cfg.initial_error},
+                                 test_record=test_record)
+        if column_under_test is not None:
+            result["_arrays"]["column_force"] = column_force_function(column_under_test(cfg), cfg.fast_rate)
+        return result
 
     return run_scenario
+
+
+def column_force_function(column: ColumnUnderTest, fast_rate: float) -> Callable:
+    """``force(values, displacement)``: the restoring force [N] of the column model with
+    the identified fields set to ``values`` (θ order), simulated from the virgin state
+    along a displacement history [m] sampled at ``fast_rate`` [Hz] (velocity by finite
+    differences) — the identified model's loop drawn over the measured one."""
+
+    def force(values, displacement):
+        model = column.model(column.with_estimate(np.asarray(values, dtype=float)))
+        return model.force_history(np.asarray(displacement, dtype=float), dt=1.0 / fast_rate)
+
+    return force
 
 
 _REFERENCE_RUNNERS: dict = {}

@@ -187,7 +187,7 @@ def build(cfg: LugreFrameConfig) -> HybridTest:
 
 
 #: run the configured variant and (``compare``) ``none`` and ``oracle``
-run_scenario = frame_test.scenario_runner(build)
+run_scenario = frame_test.scenario_runner(build, column_under_test)
 
 
 def config_from_options(common: dict, options: dict) -> LugreFrameConfig:
