@@ -47,3 +47,35 @@ def test_pytree_behaviour_jit_grad_vmap():
     np.testing.assert_allclose(jax.vmap(energy)(batch), [0.5, 1.5])
     assert as_dict(p) == {"stiffness": 2.0, "ratio": 0.25, "substeps": 4}
     assert units_of(SpringParams)["stiffness"] == "N/m"
+
+
+@pytest.mark.parametrize("value", ["1e6", "-1e6", None, 1 + 2j, object()])
+def test_non_numbers_are_a_parameter_error_naming_the_field(value):
+    with pytest.raises(ParameterError, match=r"SpringParams\.stiffness must be a real number in \(0, inf\) N/m"):
+        SpringParams(stiffness=value)
+
+
+def test_bilinear_with_a_text_stiffness_fails_at_construction():
+    from rths_ident.models import BilinearKinematic
+
+    for text in ("1e6", "-1e6"):
+        with pytest.raises(ParameterError, match=r"BilinearParams\.k must be a real number.*got '-?1e6' \(a str\)"):
+            BilinearKinematic(k=text, fy=1e3, b=0.02)
+
+
+def test_messages_show_plain_numbers():
+    with pytest.raises(ParameterError) as info:
+        SpringParams(ratio=np.float64(1.5))
+    assert "SpringParams.ratio = 1.5 is outside" in str(info.value) and "np.float64" not in str(info.value)
+    with pytest.raises(ParameterError) as info:
+        SpringParams(stiffness=jnp.asarray(-2.0))
+    assert "= -2.0 is outside" in str(info.value) and "Array" not in str(info.value)
+    # any message built with a NumPy scalar's repr
+    assert str(ParameterError(f"x = {np.float64(0.5)!r}, n = {np.int64(3)!r}")) == "x = 0.5, n = 3"
+
+
+def test_containers_print_plain_numbers_with_units():
+    p = SpringParams(stiffness=jnp.asarray(1.5e6), ratio=np.float64(0.25))
+    assert repr(p) == "SpringParams(stiffness=1500000.0, ratio=0.25, substeps=4)"
+    assert str(p) == "SpringParams(stiffness = 1.5e+06 N/m, ratio = 0.25, substeps = 4)"
+    assert eval(repr(p), {"SpringParams": SpringParams}) == p  # noqa: S307

@@ -24,7 +24,7 @@ Example::
 from __future__ import annotations
 
 import dataclasses
-import math
+import re
 from typing import Any
 
 import jax
@@ -32,7 +32,32 @@ import numpy as np
 
 
 class ParameterError(ValueError):
-    """A parameter value is outside its allowed range or has the wrong shape."""
+    """A parameter value is outside its allowed range, is not a number, or has the
+    wrong shape. Messages show numbers as plain numbers: NumPy scalar reprs built into
+    a message (``np.float64(0.5)``, NumPy ≥ 2) are written as ``0.5``."""
+
+    def __init__(self, message: str = "", *args):
+        super().__init__(_NUMPY_SCALAR_REPR.sub(r"\1", str(message)), *args)
+
+
+#: ``np.float64(0.5)``, ``np.int64(3)``, ``np.True_``… as NumPy ≥ 2 prints scalars
+_NUMPY_SCALAR_REPR = re.compile(r"np\.(?:float|int|uint|complex)\d*\(([^()]*)\)")
+
+
+def plain(value: Any) -> str:
+    """A number (or a small array of numbers) as a user reads it: ``0.5``, ``-1e+06``,
+    ``[0.2, 2.0]`` — never ``np.float64(0.5)`` or ``Array(0.5, dtype=float64)``;
+    anything else as its ``repr``."""
+    if isinstance(value, (str, bytes)) or value is None:
+        return repr(value)
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        return repr(value)
+    if arr.ndim == 0:
+        number = float(arr)
+        return repr(int(number)) if isinstance(value, (int, np.integer)) and not isinstance(value, bool) else repr(number)
+    return "[" + ", ".join(repr(float(v)) for v in arr.ravel()[:6]) + (", …]" if arr.size > 6 else "]")
 
 
 def field_range(
@@ -95,6 +120,18 @@ def describe_range(meta: dict) -> str:
     return f"{left}{low_s}, {high_s}{right}" + ("" if unit in ("-", "") else f" {unit}")
 
 
+def _is_number_like(value: Any) -> bool:
+    """A concrete value a numeric field may hold: a real number, or an array / nested
+    sequence of real numbers (not a string, None, a complex number or another object)."""
+    if isinstance(value, (str, bytes, complex)) or value is None:
+        return False
+    try:
+        arr = np.asarray(value)
+    except (TypeError, ValueError):
+        return False
+    return arr.dtype.kind in "biuf"
+
+
 def _is_concrete_number(value: Any) -> bool:
     if isinstance(value, jax.core.Tracer):
         return False
@@ -110,14 +147,21 @@ def _is_concrete_number(value: Any) -> bool:
 
 
 def check_value(owner: str, name: str, value: Any, meta: dict) -> None:
-    """Raise :class:`ParameterError` if a concrete ``value`` violates ``meta``."""
+    """Raise :class:`ParameterError` if a concrete ``value`` violates ``meta`` or is not
+    a number (a string such as ``'1e6'``, None, …: JAX would fail much later)."""
+    where = f"{owner}.{name}"
+    if isinstance(value, jax.core.Tracer):
+        return
+    if not _is_number_like(value):
+        raise ParameterError(f"{where} must be a real number in {describe_range(meta)}"
+                             + (f" ({meta['doc']})" if meta.get("doc") else "")
+                             + f"; got {value!r} (a {type(value).__name__})")
     if not _is_concrete_number(value):
         return
     arr = np.asarray(value, dtype=float)
-    where = f"{owner}.{name}"
     finite_ok = ~np.isnan(arr) if meta.get("allow_inf") else np.isfinite(arr)
     if not np.all(finite_ok):
-        raise ParameterError(f"{where} must be finite; got {value!r} (allowed {describe_range(meta)})")
+        raise ParameterError(f"{where} must be finite; got {plain(value)} (allowed {describe_range(meta)})")
     low, high = meta.get("low"), meta.get("high")
     bad = np.zeros(arr.shape, dtype=bool)
     if low is not None:
@@ -127,7 +171,7 @@ def check_value(owner: str, name: str, value: Any, meta: dict) -> None:
     if np.any(bad):
         shown = value if arr.ndim == 0 else arr[bad].ravel()[:3]
         raise ParameterError(
-            f"{where} = {shown!r} is outside the allowed range {describe_range(meta)}"
+            f"{where} = {plain(shown)} is outside the allowed range {describe_range(meta)}"
             + (f" ({meta['doc']})" if meta.get("doc") else "")
         )
 
@@ -158,7 +202,12 @@ def params_dataclass(cls=None, *, static: tuple[str, ...] = ()):
 
         # must exist before dataclass() builds __init__, or it is never called
         klass.__post_init__ = __post_init__
+        own_repr, own_str = "__repr__" in klass.__dict__, "__str__" in klass.__dict__
         klass = dataclasses.dataclass(frozen=True)(klass)
+        if not own_repr:
+            klass.__repr__ = _plain_repr
+        if not own_str:
+            klass.__str__ = _str_with_units
         names = [f.name for f in dataclasses.fields(klass)]
         data_fields = [n for n in names if n not in static]
         meta_fields = [n for n in names if n in static]
@@ -186,6 +235,30 @@ def params_dataclass(cls=None, *, static: tuple[str, ...] = ()):
     if cls is None:
         return wrap
     return wrap(cls)
+
+
+def _plain_repr(obj: Any) -> str:
+    """``SpringParams(stiffness=1000000.0, ratio=0.5, substeps=4)``: numbers as plain
+    Python numbers (not ``Array(…, dtype=float64)`` or ``np.float64(…)``)."""
+    fields = ", ".join(f"{f.name}={plain(getattr(obj, f.name))}" for f in dataclasses.fields(obj) if f.repr)
+    return f"{type(obj).__name__}({fields})"
+
+
+def _str_with_units(obj: Any) -> str:
+    """``SpringParams(stiffness = 1e+06 N/m, ratio = 0.5, substeps = 4)``: what
+    ``print`` shows — numbers to 6 significant digits with their units."""
+    parts = []
+    for f in dataclasses.fields(obj):
+        if not f.repr:
+            continue
+        value, unit = getattr(obj, f.name), f.metadata.get("unit", "-")
+        try:
+            arr = np.asarray(value, dtype=float)
+            text = f"{float(arr):.6g}" if arr.ndim == 0 else plain(value)
+        except (TypeError, ValueError):
+            text = repr(value)
+        parts.append(f"{f.name} = {text}" + ("" if unit in ("-", "") else f" {unit}"))
+    return f"{type(obj).__name__}({', '.join(parts)})"
 
 
 def as_dict(obj: Any) -> dict[str, Any]:

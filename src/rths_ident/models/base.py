@@ -42,7 +42,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from rths_ident._params import ParameterError
+from rths_ident._params import ParameterError, plain
 
 __all__ = [
     "ElementInputs",
@@ -274,6 +274,8 @@ def is_concrete(*values) -> bool:
 def check_scalar(owner, name, value, low=None, high=None, low_inclusive=True) -> float:
     """Validate a scalar argument of a constructor (not a params field); returns it
     as a float or raises :class:`ParameterError` naming ``owner`` and ``name``."""
+    if isinstance(value, (str, bytes)):  # float('1e6') would accept it
+        raise ParameterError(f"{owner}: {name} must be a real number, not the text {value!r}")
     try:
         val = float(value)
     except (TypeError, ValueError) as exc:
@@ -288,6 +290,6 @@ def check_scalar(owner, name, value, low=None, high=None, low_inclusive=True) ->
         right = "inf)" if high is None else f"{high:g}]"
         low_s = "-inf" if low is None else f"{low:g}"
         raise ParameterError(
-            f"{owner}: {name} = {value!r} is outside the allowed range {left}{low_s}, {right}"
+            f"{owner}: {name} = {plain(value)} is outside the allowed range {left}{low_s}, {right}"
         )
     return val

@@ -12,7 +12,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from rths_ident._params import ParameterError
+from rths_ident._params import ParameterError, plain
 
 COMPENSATIONS = ("damb", "amb", "polynomial", "none")
 TRANSITIONS = ("predictor-corrector", "ddmrt")
@@ -50,7 +50,7 @@ class HybridTestConfig:
     minimum_identifier_rate: ClassVar[float] = 0.0
 
     def bad(self, field: str, expected: str):
-        raise ParameterError(f"{self.SCENARIO} {field} = {getattr(self, field)!r}: expected {expected}")
+        raise ParameterError(f"{self.SCENARIO} {field} = {plain(getattr(self, field))}: expected {expected}")
 
     def __post_init__(self):
         from rths_ident.datasets import list_datasets  # noqa: PLC0415 (datasets are light; keeps import order simple)
@@ -92,8 +92,8 @@ class HybridTestConfig:
             if not (self.identifier_rate >= self.minimum_identifier_rate and abs(every - round(every)) < 1e-9
                     and ratio % round(every) == 0):
                 raise ParameterError(
-                    f"{self.SCENARIO} identifier_rate = {self.identifier_rate!r} Hz must be "
-                    + (f"≥ {self.minimum_identifier_rate:g} Hz and " if self.minimum_identifier_rate else "")
+                    f"{self.SCENARIO} identifier_rate = {plain(self.identifier_rate)} Hz must "
+                    + (f"be ≥ {self.minimum_identifier_rate:g} Hz and " if self.minimum_identifier_rate else "")
                     + f"divide the fast rate {self.fast_rate:g} Hz into a whole number of samples that "
                     f"divides the {round(ratio)} fast steps of a slow step"
                 )
