@@ -58,3 +58,17 @@ def test_run_marths_writes_the_issue_keys_and_figures(tmp_path, capsys):
 def test_run_marths_refuses_options_of_other_scenarios(capsys):
     assert main(["run", "marths", "--compensation", "damb", "--quiet"]) == 1
     assert "does not apply to marths" in capsys.readouterr().err
+
+
+def test_none_variant_reports_what_the_numerical_substructure_used():
+    from rths_ident.run_command import _parameter_lines
+
+    result = {"updating": "none", "params_true": {"Fc": 22400.0},
+              "ns_params_final": {"Fc": 15680.0}, "params_final": {"Fc": 22390.0},
+              "convergence_time_s": {"Fc": 1.9}, "param_error_percent": {"Fc": 0.04}}
+    lines = _parameter_lines(result)
+    assert "numerical substructure used / true" in lines[0]
+    assert "15680 / 22400" in lines[1] and "error 30.000 %" in lines[1]  # 1 − 15680/22400 = 0.3
+    assert "watching only" in lines[-1] and "22390" in lines[-1]
+    result["updating"] = "rls"
+    assert _parameter_lines(result)[0] == "  identified / true:"

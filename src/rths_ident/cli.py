@@ -73,7 +73,10 @@ def _format_value(value: float | int) -> str:
 
 def _datasets_show(args: argparse.Namespace) -> int:
     from rths_ident.datasets import summarize_dataset  # noqa: PLC0415
+    from rths_ident.output_paths import check_output_file  # noqa: PLC0415
 
+    if args.plot is not None:
+        check_output_file("--plot", args.plot)
     record, stats = summarize_dataset(args.name)
     print(f"{record.name}: {record.title}")
     print()

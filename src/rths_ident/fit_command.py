@@ -183,9 +183,15 @@ def run_fit(args: argparse.Namespace) -> int:
     from rths_ident.estimators import offline
     from rths_ident.estimators.offline.report import format_ranking, format_report, plot_fit, plot_posterior
 
+    from rths_ident.output_paths import check_output_file
+
     for name in ("starts", "draws", "warmup", "chains"):
         if getattr(args, name) < 1:
             raise ParameterError(f"--{name} must be a positive integer; got {getattr(args, name)}")
+    # before the fit: a path that cannot be written must not cost the fit
+    for option, path in (("--json", args.json), ("--plot", args.plot)):
+        if path:
+            check_output_file(option, path)
     data, (displacement_unit, force_unit) = _load(args)
 
     def progress(message: str) -> None:

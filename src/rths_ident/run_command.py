@@ -66,15 +66,7 @@ def _report(result: dict) -> str:
         "  roof J4 [%]: "
         + "   ".join(f"{m} {v[m]['J4_percent'][roof]:.3f}" for m in v),
     ]
-    if result["params_true"]:
-        lines.append("  identified / true:")
-    width = max([7] + [len(name) for name in result["params_true"]])
-    for name, true in result["params_true"].items():
-        est = result["params_final"][name]
-        tc = result["convergence_time_s"][name]
-        error = result["param_error_percent"][name]
-        lines.append(f"    {name:{width}s} {est:14.6g} / {true:<12.6g} error {error:6.3f} %"
-                     f"   converged (±2 %) at {'—' if tc is None else f'{tc:.2f} s'}")
+    lines += _parameter_lines(result)
     lines.append(f"  wall {result['wall_s']:.2f} s → {result['realtime_factor']:.1f}× real time "
                  f"(total with set-up, compile and comparison runs {result['total_wall_s']:.1f} s)")
     if "realtime" in result:
@@ -87,6 +79,31 @@ def _report(result: dict) -> str:
         lines.append(f"  latency per slow step p50 {lat['p50']:.3f} / p99 {lat['p99']:.3f} / max {lat['max']:.3f} ms"
                      f"; numerical substructure p50 {ns['p50']:.3f} / p99 {ns['p99']:.3f} / max {ns['max']:.3f} ms")
     return "\n".join(lines)
+
+
+def _parameter_lines(result: dict) -> list[str]:
+    """The parameters of the configured variant: with updating, what was identified
+    (and pushed into the numerical substructure); with ``none``/``oracle``, what the
+    numerical substructure used — the identifier only watched, and says so."""
+    true_values = result["params_true"]
+    if not true_values:
+        return []
+    width = max([7] + [len(name) for name in true_values])
+    if "ns_params_final" in result and result["updating"] in ("none", "oracle"):
+        lines = [f"  numerical substructure used / true ({result['updating']}: not updated):"]
+        for name, true in true_values.items():
+            used = result["ns_params_final"][name]
+            lines.append(f"    {name:{width}s} {used:14.6g} / {true:<12.6g} error {100 * abs(used / true - 1):6.3f} %")
+        watched = ", ".join(f"{n} {result['params_final'][n]:.6g}" for n in true_values)
+        return lines + [f"  (the identifier, watching only, ended at {watched})"]
+    lines = ["  identified / true:"]
+    for name, true in true_values.items():
+        est = result["params_final"][name]
+        tc = result["convergence_time_s"][name]
+        error = result["param_error_percent"][name]
+        lines.append(f"    {name:{width}s} {est:14.6g} / {true:<12.6g} error {error:6.3f} %"
+                     f"   converged (±2 %) at {'—' if tc is None else f'{tc:.2f} s'}")
+    return lines
 
 
 #: the settings every scenario takes (HybridTestConfig fields) and their argparse names
@@ -118,7 +135,18 @@ def _scenario_config(args: argparse.Namespace):
     return scenario, scenario.config_from_options(common, options)
 
 
+def _checked_outputs(args: argparse.Namespace) -> tuple[Path | None, Path | None]:
+    """(``--json`` file, ``--plots`` folder), checked before any work
+    (:mod:`rths_ident.output_paths`); the JSON may go into the figures' new folder."""
+    from rths_ident.output_paths import check_output_file, check_output_folder  # noqa: PLC0415
+
+    plots = check_output_folder("--plots", args.plots) if args.plots else None
+    json_path = check_output_file("--json", args.json, will_exist=plots) if args.json else None
+    return json_path, plots
+
+
 def _run(args: argparse.Namespace) -> int:
+    json_path, plots_dir = _checked_outputs(args)
     scenario, cfg = _scenario_config(args)
     accepts = inspect.signature(scenario.run_scenario).parameters
     if args.test_record and "test_record" not in accepts:
@@ -162,13 +190,13 @@ def _run(args: argparse.Namespace) -> int:
         if record is not None and record.is_file() and record.stat().st_mtime >= started - 1.0:
             print(f"test record → {record}", file=sys.stderr)
     print(getattr(scenario, "report", _report)(result))
-    if args.json:
-        path = Path(args.json)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(_json_ready(result), indent=2))
-        print(f"metrics → {path}")
-    if args.plots:
-        for p in scenario.plot(result, args.plots):
+    if plots_dir is not None:
+        plots_dir.mkdir(exist_ok=True)  # its parent was checked to exist
+    if json_path is not None:
+        json_path.write_text(json.dumps(_json_ready(result), indent=2))
+        print(f"metrics → {json_path}")
+    if plots_dir is not None:
+        for p in scenario.plot(result, plots_dir):
             print(f"plot → {p}")
     return EXIT_TEST_STOPPED if result.get("aborted") else 0  # the test stopped; its data are kept
 

@@ -127,7 +127,7 @@ def plot_frame_test(result: dict, out_dir, param_labels: dict, force_lines: dict
     paths. ``param_labels``: label per identified parameter; ``force_lines``:
     horizontal ±lines [N] on the hysteresis plot (label → value)."""
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out.mkdir(exist_ok=True)  # one level: the caller names an existing parent
     arrays = result["_arrays"]
     t_fast = arrays["time_fast"]
     logs = arrays["logs"]
@@ -278,7 +278,7 @@ def plot_rc_frame(result: dict, out_dir) -> list[Path]:
     response against the ideal partitioned test with their difference, and the
     specimen's measured hysteresis."""
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out.mkdir(exist_ok=True)  # one level: the caller names an existing parent
     arrays = result["_arrays"]
     t_slow, t_fast = arrays["time_slow"], arrays["time_fast"]
     ref = arrays["reference_floors"]
