@@ -134,3 +134,39 @@ def test_bayes_through_the_command_writes_posterior_and_plots(tmp_path):
         assert payload["posterior"][name]["sd"] > 0
     for path in (out_png, tmp_path / "b_trace.png", tmp_path / "b_pair.png"):
         assert path.read_bytes()[:4] == b"\x89PNG"
+
+
+def _bilinear_loops_mm_kn():
+    """A bilinear specimen (k = 2 kN/mm, f_y = 30 kN, b = 0.05) in mm and kN (plain numpy return map)."""
+    x_mm = np.interp(np.linspace(0, 1, 300), np.linspace(0, 1, 8), [0, 20, -20, 40, -40, 60, -60, 0])
+    f_kn, force, previous = np.empty_like(x_mm), 0.0, 0.0
+    for i, xi in enumerate(x_mm):
+        force = np.clip(force + 2.0 * (xi - previous), 0.1 * xi - 0.95 * 30.0, 0.1 * xi + 0.95 * 30.0)
+        f_kn[i], previous = force, xi
+    return x_mm, f_kn
+
+
+def test_quasi_static_reads_displacement_and_force_only(tmp_path, capsys):
+    x_mm, f_kn = _bilinear_loops_mm_kn()
+    path = tmp_path / "cyclic.csv"
+    path.write_text("LVDT,Load\n" + "\n".join(f"{a:.9f},{b:.9f}" for a, b in zip(x_mm, f_kn)) + "\n")
+    out_json = tmp_path / "fit.json"
+    code = main([str(path), "--quasi-static", "--columns", "LVDT,Load", "--units", "mm,kN", "--model", "bilinear",
+                 "--method", "ls", "--json", str(out_json), "--quiet"])
+    assert code == 0, capsys.readouterr().err
+    params = json.loads(out_json.read_text())["params"]
+    assert params["k"] == pytest.approx(2.0e6, rel=1e-4) and params["fy"] == pytest.approx(3.0e4, rel=1e-4)
+    # without --quasi-static the missing time column is named
+    assert main([str(path), "--columns", "t,LVDT,Load", "--model", "bilinear", "--method", "ls", "--quiet"]) == 1
+    assert "'t'" in capsys.readouterr().err
+    assert main([str(path), "--quasi-static", "--columns", "t,LVDT,Load", "--quiet"]) == 1
+    assert "--columns" in capsys.readouterr().err
+
+
+def test_csv_without_a_header_says_so(tmp_path, capsys):
+    path = tmp_path / "noheader.csv"
+    path.write_text("0,0,0\n0.1,0.001,12\n0.2,0.002,20\n")
+    assert main([str(path), "--model", "bilinear", "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert "noheader.csv" in err and "line 1" in err and "holds numbers, not column names" in err
+    assert "'time,displacement,force'" in err

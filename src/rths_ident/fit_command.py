@@ -93,7 +93,8 @@ def add_fit_command(subparsers) -> argparse.ArgumentParser:
     source.add_argument("--units", help="units in the file: displacement,force (e.g. 'mm,kN') or "
                         "time,displacement,force (e.g. 'ms,mm,kN') or key=value pairs; default s,m,N")
     source.add_argument("--quasi-static", action="store_true",
-                        help="the time column is not physical: use a pseudo-time and hold rate terms at 0")
+                        help="a quasi-static record: displacement and force only (no time column needed; "
+                        "--columns/--units name those two); a pseudo-time is used and rate terms held at 0")
     fitting = parser.add_argument_group("fit")
     fitting.add_argument("--model", default="boucwen", choices=MODEL_CHOICES, help="model to fit (default boucwen)")
     fitting.add_argument("--method", default="nls", choices=METHOD_CHOICES, help="fitting method (default nls)")
@@ -135,11 +136,18 @@ def _load(args):
         return FitData.from_arrays(x, f, None, source=args.dataset), ("mm", "kN")
     from rths_ident.datasets import load_logged_test
 
-    columns = _pairs(args.columns, "--columns", {3: QUANTITIES}) if args.columns else None
-    units = _pairs(args.units, "--units", {2: QUANTITIES[1:], 3: QUANTITIES}) if args.units else None
-    test = load_logged_test(args.file, columns=columns, units=units)
-    time = None if args.quasi_static else test.time
-    data = FitData.from_arrays(test.displacement, test.force, time, source=str(args.file))
+    # a quasi-static record is displacement and force only: no time column needed
+    if args.quasi_static:
+        columns = _pairs(args.columns, "--columns", {2: QUANTITIES[1:]}) if args.columns else None
+        units = _pairs(args.units, "--units", {2: QUANTITIES[1:]}) if args.units else None
+        for option, given in (("--columns", columns), ("--units", units)):
+            if given and "time" in given:
+                raise ParameterError(f"{option}: --quasi-static reads displacement and force only; drop time")
+    else:
+        columns = _pairs(args.columns, "--columns", {3: QUANTITIES}) if args.columns else None
+        units = _pairs(args.units, "--units", {2: QUANTITIES[1:], 3: QUANTITIES}) if args.units else None
+    test = load_logged_test(args.file, columns=columns, units=units, time_column=not args.quasi_static)
+    data = FitData.from_arrays(test.displacement, test.force, test.time, source=str(args.file))
     return data, (test.units["displacement"], test.units["force"])
 
 

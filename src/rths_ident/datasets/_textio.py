@@ -67,6 +67,7 @@ def parse_numeric_table(
     header: bool = True,
     delimiter: str | None = None,
     comment: str | None = "#",
+    expected_header: str | None = None,
 ) -> NumericTable:
     """Parse a table of numbers.
 
@@ -85,6 +86,9 @@ def parse_numeric_table(
         first non-blank, non-comment line.
     comment:
         Lines starting with this (after leading blanks) are skipped, like blank lines.
+    expected_header:
+        With ``header=True``: an example header for the message when the first line
+        is numbers (a file without a header), e.g. ``"time,displacement,force"``.
 
     Raises
     ------
@@ -114,6 +118,11 @@ def parse_numeric_table(
         if column_names is None:
             header_names = tuple(fields)
             header_line = line_number
+            if all(_is_number(name) for name in header_names):
+                raise DataFileError(
+                    source, f"the first line {stripped[:80]!r} holds numbers, not column names: the file needs "
+                    "a header line naming its columns" + (f", e.g. '{expected_header}'" if expected_header else ""),
+                    line=line_number)
             if any(name == "" for name in header_names):
                 raise DataFileError(source, "the header has an empty column name", line=line_number)
             duplicated = sorted({n for n in header_names if header_names.count(n) > 1})
@@ -154,6 +163,14 @@ def parse_numeric_table(
         line_numbers=np.asarray(line_numbers, dtype=np.int64),
         header_line=header_line,
     )
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def require_columns(

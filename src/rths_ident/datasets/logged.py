@@ -49,7 +49,8 @@ class LoggedTest:
 
     Attributes
     ----------
-    time: [s], strictly increasing.
+    time: [s], strictly increasing; None for a quasi-static record read without a
+        time column (``time_column=False``).
     displacement: [m].
     force: [N].
     units: the units the columns had in the file (converted from), e.g.
@@ -57,7 +58,7 @@ class LoggedTest:
     source: the file it was read from.
     """
 
-    time: np.ndarray
+    time: np.ndarray | None
     displacement: np.ndarray
     force: np.ndarray
     units: dict[str, str]
@@ -65,11 +66,13 @@ class LoggedTest:
 
     @property
     def n_samples(self) -> int:
-        return int(self.time.size)
+        return int(self.displacement.size)
 
     @property
     def duration(self) -> float:
-        """t[-1] - t[0] [s]."""
+        """t[-1] - t[0] [s] (a quasi-static record without time has none: ValueError)."""
+        if self.time is None:
+            raise ValueError(f"{self.source}: a quasi-static record read without time has no duration")
         return float(self.time[-1] - self.time[0])
 
 
@@ -106,7 +109,7 @@ def _read_text_file(path: pathlib.Path, names: dict[str, str]):
         text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as error:
         raise DataFileError(source, f"not a text file ({error.reason} at byte {error.start})") from error
-    table = parse_numeric_table(text, source=source, header=True)
+    table = parse_numeric_table(text, source=source, header=True, expected_header=",".join(names.values()))
     require_columns(table, list(names.values()), purpose={v: k for k, v in names.items()})
     return {q: table.column(name) for q, name in names.items()}, text_locator(table)
 
@@ -221,28 +224,30 @@ def _read_mat(path: pathlib.Path, names: dict[str, str]) -> dict[str, np.ndarray
 
 
 def _check_columns(source: str, names: dict[str, str], columns: dict[str, np.ndarray], locate) -> None:
-    lengths = {q: columns[q].size for q in QUANTITIES}
+    lengths = {q: columns[q].size for q in names}
     shortest = min(lengths, key=lengths.get)
     longest = max(lengths, key=lengths.get)
     if lengths[shortest] != lengths[longest]:
         raise DataFileError(
             source,
             "columns have unequal lengths: "
-            + ", ".join(f"{names[q]!r} has {lengths[q]}" for q in QUANTITIES)
+            + ", ".join(f"{names[q]!r} has {lengths[q]}" for q in names)
             + f"; {names[shortest]!r} ends before row {lengths[shortest] + 1}",
             column=names[shortest],
         )
-    if lengths["time"] < 2:
-        raise DataFileError(source, f"need at least 2 samples, found {lengths['time']}")
-    for quantity in QUANTITIES:
+    if lengths[shortest] < 2:
+        raise DataFileError(source, f"need at least 2 samples, found {lengths[shortest]}")
+    for quantity in names:
         check_finite(source, names[quantity], columns[quantity], locate)
-    check_strictly_increasing(source, names["time"], columns["time"], locate)
+    if "time" in names:
+        check_strictly_increasing(source, names["time"], columns["time"], locate)
 
 
 def load_logged_test(
     path: str | os.PathLike,
     columns: Mapping[str, str] | None = None,
     units: Mapping[str, str] | None = None,
+    time_column: bool = True,
 ) -> LoggedTest:
     """Read a logged test (time, displacement, force) and convert it to SI.
 
@@ -268,6 +273,9 @@ def load_logged_test(
         The units in the file, e.g. ``{"displacement": "mm", "force": "kN"}``; by
         default s, m, N. Allowed: time s/ms/min; displacement m/cm/mm/in; force
         N/kN/MN/lbf/kip.
+    time_column:
+        False for a quasi-static record: only displacement and force are read (a time
+        column, if the file has one, is ignored) and ``time`` is None.
 
     Returns
     -------
@@ -296,6 +304,11 @@ def load_logged_test(
     (0.0015, 2000.0)
     """
     names = _column_map(columns)
+    if not time_column:
+        if columns is not None and "time" in columns:
+            raise ParameterError("columns: a quasi-static record is read without time; "
+                                 "name only the displacement and force columns")
+        del names["time"]
     chosen_units = _unit_map(units)
     file_path = pathlib.Path(path)
     source = str(file_path)
@@ -327,9 +340,11 @@ def load_logged_test(
     except PermissionError as error:
         raise DataFileError(source, f"cannot read the file ({error.strerror})") from error
     _check_columns(source, names, raw, locate)
-    converted = {q: raw[q] * UNIT_FACTORS[q][chosen_units[q]] for q in QUANTITIES}
+    converted = {q: raw[q] * UNIT_FACTORS[q][chosen_units[q]] for q in names}
+    if not time_column:
+        chosen_units.pop("time")
     return LoggedTest(
-        time=converted["time"],
+        time=converted.get("time"),
         displacement=converted["displacement"],
         force=converted["force"],
         units=chosen_units,
