@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import warnings
 from typing import Sequence
 
 
@@ -141,11 +143,27 @@ def plot_posterior(result: FitResult, trace_path, pair_path) -> None:
         raise ValueError("plot_posterior needs a Bayesian fit (method 'bayes')")
     draws = _plotting_posterior(result)
     idata = az.from_dict(posterior=draws)
-    az.plot_trace(idata)
+    with _arviz_matplotlib_deprecation_silenced():
+        az.plot_trace(idata)
     plt.gcf().tight_layout()
     plt.gcf().savefig(trace_path, dpi=80)
     plt.close("all")
     names = [n for n in draws if n != "noise_std"]
-    az.plot_pair(idata, var_names=names, kind="kde" if len(names) <= 4 else "scatter", marginals=True)
+    with _arviz_matplotlib_deprecation_silenced():
+        az.plot_pair(idata, var_names=names, kind="kde" if len(names) <= 4 else "scatter", marginals=True)
     plt.gcf().savefig(pair_path, dpi=60)
     plt.close("all")
+
+
+@contextlib.contextmanager
+def _arviz_matplotlib_deprecation_silenced():
+    """ArviZ's matplotlib backend (arviz/plots/backends/matplotlib/__init__.py) calls
+    ``matplotlib.cbook.normalize_kwargs`` with a dict alias map, deprecated in Matplotlib
+    3.11: one MatplotlibDeprecationWarning per artist, dozens per plot, nothing the user
+    can act on. Only that message is silenced, only around ArviZ's plotting calls."""
+    from matplotlib import MatplotlibDeprecationWarning
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Passing a dict or None as alias_mapping to normalize_kwargs",
+                                category=MatplotlibDeprecationWarning)
+        yield
