@@ -31,6 +31,36 @@ def test_run_bad_record_is_a_clean_error(capsys):
     code = main(["run", "lugre-frame", "--record", "nope", "--quiet"])
     assert code == 1
     assert "nope" in capsys.readouterr().err
+    # a misspelt record is named first, with the valid ones — not blamed on the floor mass
+    assert main(["run", "lugre-frame", "--record", "elcentro", "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert "unknown record 'elcentro'" in err and "elcentro_1940 |" in err and "floor mass" not in err
+
+
+def test_run_with_your_own_record_file(tmp_path, capsys):
+    """--record PATH: the shipped El Centro as a two-column CSV in cm/s² drives the loop
+    with the same slow-rate record as the shipped name, and the run completes."""
+    import numpy as np
+
+    from rths_ident.datasets import load_ground_motion
+    from rths_ident.hybrid.scenarios import components
+    from rths_ident.hybrid.scenarios.lugre_frame import LugreFrameConfig
+
+    t, ag = load_ground_motion("elcentro_1940")
+    path = tmp_path / "my_record.csv"
+    np.savetxt(path, np.c_[t, 100 * ag], fmt="%.10f", delimiter=",", header="time,acc", comments="")
+    own = LugreFrameConfig(record=str(path), record_units="cm/s2", floor_mass=64e3, duration=1.0)
+    shipped = LugreFrameConfig(record="elcentro_1940", duration=1.0)
+    np.testing.assert_allclose(components.slow_record(own)[1], components.slow_record(shipped)[1],
+                               atol=1e-8 * np.max(np.abs(ag)))
+    out = tmp_path / "m.json"
+    code = main(["run", "lugre-frame", "--record", str(path), "--record-units", "cm/s2", "--floor-mass", "64000",
+                 "--duration", "1", "--no-compare", "--quiet", "--json", str(out)])
+    assert code == 0, capsys.readouterr().err
+    assert json.loads(out.read_text())["record"] == str(path)
+    # without the units: a clear error before the run
+    assert main(["run", "lugre-frame", "--record", str(path), "--floor-mass", "64000", "--quiet"]) == 1
+    assert "--record-units" in capsys.readouterr().err
 
 
 def test_bench_components_quick(capsys):

@@ -107,7 +107,7 @@ def _parameter_lines(result: dict) -> list[str]:
 
 
 #: the settings every scenario takes (HybridTestConfig fields) and their argparse names
-COMMON = ("record", "duration", "compensation", "transition", "fast_rate", "slow_rate", "seed", "identifier_rate",
+COMMON = ("record", "record_dt", "record_units", "duration", "compensation", "transition", "fast_rate", "slow_rate", "seed", "identifier_rate",
           "transfer_system", "updating")
 #: every scenario-specific option the parser knows (each scenario lists those it takes)
 SCENARIO_OPTIONS = ("floor_mass", "initial_error", "parameter_error", "case", "ns", "ns_model", "integrator",
@@ -222,9 +222,9 @@ def _test_record_path(args: argparse.Namespace) -> Path:
 
 
 def _record_duration(cfg) -> float:
-    from rths_ident.datasets import load_ground_motion  # noqa: PLC0415
+    from rths_ident.datasets.user_ground_motion import load_record  # noqa: PLC0415
 
-    t, _ = load_ground_motion(cfg.record)
+    t, _ = load_record(cfg.record, getattr(cfg, "record_dt", None), getattr(cfg, "record_units", None))
     return float(t[-1] - t[0])
 
 
@@ -237,9 +237,15 @@ def add_run_command(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("scenario", choices=tuple(SCENARIOS),
                         help="; ".join(f"{name}" for name in SCENARIOS))
-    parser.add_argument("--record", default=None,
-                        help="ground motion (default elcentro_1940; marths: elcentro | kobe | morgan; "
-                        "see 'rths-ident datasets list')")
+    parser.add_argument("--record", default=None, metavar="NAME|PATH",
+                        help="ground motion: a shipped one (default elcentro_1940; marths: elcentro | kobe | morgan; "
+                        "'rths-ident datasets list') or your own file: a PEER .AT2, or a text/CSV file of "
+                        "acceleration (one column, with --record-dt) or time [s] and acceleration (two columns), "
+                        "with --record-units")
+    parser.add_argument("--record-dt", type=float, default=None, metavar="S",
+                        help="time step [s] of your one-column --record file")
+    parser.add_argument("--record-units", choices=("g", "m/s2", "cm/s2"), default=None,
+                        help="units of the acceleration in your text --record file (an .AT2 file states its own)")
     parser.add_argument("--floor-mass", type=float, default=None,
                         help="floor mass [kg] (default: lugre-frame seed 001 Table 4.1 for the record; "
                         "bw-frame 5000 kg)")

@@ -12,7 +12,8 @@ from typing import Callable
 import numpy as np
 
 from rths_ident._params import ParameterError
-from rths_ident.datasets import load_ground_motion, resample_ground_motion
+from rths_ident.datasets import resample_ground_motion
+from rths_ident.datasets.user_ground_motion import load_record
 from rths_ident.hybrid import actuator as act
 from rths_ident.hybrid import sensors
 from rths_ident.hybrid.compensation import amb, damb, polynomial
@@ -32,8 +33,9 @@ NATIVE_INTEGRATORS = {"alpha-os": lambda structure: AlphaOS(structure, alpha=-0.
 def slow_record(cfg: HybridTestConfig):
     """The ground motion at the slow rate: (t_1 … t_N [s], ẍ_g [m/s²]), after
     ``cfg.pad_seconds`` of zeros (the padding is part of the test: t starts at its
-    beginning)."""
-    t, ag = load_ground_motion(cfg.record)
+    beginning). ``cfg.record``: a shipped name or your own file (``record_dt``,
+    ``record_units``; :mod:`rths_ident.datasets.user_ground_motion`)."""
+    t, ag = load_record(cfg.record, cfg.record_dt, cfg.record_units)
     ag = ag * cfg.record_scale
     dt_slow = 1.0 / cfg.slow_rate
     if abs((t[1] - t[0]) - dt_slow) > 1e-12:

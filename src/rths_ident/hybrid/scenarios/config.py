@@ -28,7 +28,9 @@ class HybridTestConfig:
     UPDATING_MODES: ClassVar[tuple] = ("none", "oracle")
     IDENTIFYING_MODES: ClassVar[tuple] = ()
 
-    record: str = "elcentro_1940"
+    record: str = "elcentro_1940"  # a shipped ground motion, or the path of your own file
+    record_dt: float | None = None  # s: time step of your own one-column text record
+    record_units: str | None = None  # g | m/s2 | cm/s2: units of your own text record
     record_scale: float = 1.0
     duration: float | None = None  # s of the record to run; None = all of it
     pad_seconds: float = 0.0  # s of zero ground acceleration before the record (real-time start-up, seed 003 §4.2)
@@ -53,11 +55,13 @@ class HybridTestConfig:
         raise ParameterError(f"{self.SCENARIO} {field} = {plain(getattr(self, field))}: expected {expected}")
 
     def __post_init__(self):
-        from rths_ident.datasets import list_datasets  # noqa: PLC0415 (datasets are light; keeps import order simple)
+        from rths_ident.datasets.user_ground_motion import check_record_argument  # noqa: PLC0415
 
-        records = [r.name for r in list_datasets("ground_motion")]
-        if self.record not in records:
-            self.bad("record", "a shipped ground motion: " + " | ".join(records))
+        # first: a misspelt record is named as such, before any check that depends on it
+        try:
+            check_record_argument(self.record, self.record_dt, self.record_units)
+        except ParameterError as error:
+            raise ParameterError(f"{self.SCENARIO} {error}") from None
         if self.updating not in self.UPDATING_MODES:
             self.bad("updating", " | ".join(self.UPDATING_MODES))
         if self.compensation not in COMPENSATIONS:

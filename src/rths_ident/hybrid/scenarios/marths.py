@@ -26,7 +26,7 @@ DESCRIPTION = "the multi-axial RTHS benchmark (seed 004): 2×2 actuator plant, c
 OPTIONS = ("controller", "scale", "uncertain", "convention")
 #: common settings of other scenarios that do not apply here
 NOT_APPLICABLE = ("compensation", "transition", "fast_rate", "slow_rate", "identifier_rate", "transfer_system",
-                  "updating", "ddmrt_adaptive")
+                  "updating", "ddmrt_adaptive", "record_dt", "record_units")
 _LONG_NAMES = {long: short for short, long in RECORDS.items()}
 
 
