@@ -29,7 +29,8 @@ def _python_blocks() -> list[str]:
 
 @pytest.mark.skipif(not DOCS.is_file(), reason="docs/ is not next to the tests")
 @pytest.mark.parametrize("index", range(len(_python_blocks())))
-def test_docs_example_runs(index, capsys):
+def test_docs_example_runs(index, capsys, monkeypatch):
+    monkeypatch.chdir(DOCS.parents[1])  # the examples name files from the repository root
     block = _python_blocks()[index]
     exec(compile(block, f"{DOCS}:block{index}", "exec"), {})  # noqa: S102 - our own docs
     printed = capsys.readouterr().out
