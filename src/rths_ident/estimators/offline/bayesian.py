@@ -63,7 +63,9 @@ def fit_bayes(
     for name, value, low in (("draws", draws, 1), ("warmup", warmup, 1), ("chains", chains, 1)):
         if int(value) != value or value < low:
             raise ParameterError(f"{name} must be an integer ≥ {low}; got {value!r}")
-    import arviz as az
+    from rths_ident.estimators.offline._arviz import import_arviz
+
+    az = import_arviz()
     import numpyro
     import numpyro.distributions as dist
     from numpyro.infer import MCMC, NUTS, init_to_value

@@ -136,7 +136,9 @@ def plot_posterior(result: FitResult, trace_path, pair_path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
-    import arviz as az
+    from rths_ident.estimators.offline._arviz import import_arviz
+
+    az = import_arviz()
     import matplotlib.pyplot as plt
 
     if result.inference_data is None:
