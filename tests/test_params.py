@@ -79,3 +79,13 @@ def test_containers_print_plain_numbers_with_units():
     assert repr(p) == "SpringParams(stiffness=1500000.0, ratio=0.25, substeps=4)"
     assert str(p) == "SpringParams(stiffness = 1.5e+06 N/m, ratio = 0.25, substeps = 4)"
     assert eval(repr(p), {"SpringParams": SpringParams}) == p  # noqa: S307
+
+
+def test_identifier_rate_message_reads_as_english():
+    from rths_ident.hybrid.scenarios.lugre_frame import LugreFrameConfig
+
+    with pytest.raises(ParameterError) as info:
+        LugreFrameConfig(identifier_rate=3000.0)
+    message = str(info.value)
+    assert "identifier_rate = 3000.0 Hz must divide the fast rate 4000 Hz" in message
+    assert "must be divide" not in message
