@@ -118,3 +118,12 @@ def test_updating_vs_none_share_y_limits(result, figures, tmp_path):
     # the hybrid is drawn under the reference, wider, so that it stays visible
     hybrid, reference = top_right.lines[:2]
     assert hybrid.get_linewidth() > 2 * reference.get_linewidth()
+
+
+def test_none_run_says_what_it_shows(result, figures, tmp_path):
+    result["updating"] = "none"
+    plots.plot_lugre_frame(result, tmp_path)
+    assert "with and without" not in figures["updating_vs_none.png"]._suptitle.get_text()
+    assert "watched only" in figures["parameters.png"]._suptitle.get_text()
+    labels = [line.get_label() for line in figures["specimen_hysteresis.png"].axes[0].lines]
+    assert any("watching only" in label for label in labels)

@@ -197,11 +197,11 @@ def _plot_hysteresis(result: dict, force_lines: dict | None, specimen: str, path
         identified = column_force(final, measured_x)
         guess = column_force(initial, measured_x)
         error = _rms_percent(identified - measured_f, measured_f)
-        who = "identified" if result["updating"] in ("rls", "ukf") else "identifier (watched only)"
+        who = "" if result["updating"] in ("rls", "ukf") else ", watching only (not pushed into the NS)"
         ax.plot(measured_x * 1e3, guess / 1e3, lw=0.7, ls=":", color="tab:red",
                 label=f"initial model of the {NS_LONG}")
         ax.plot(measured_x * 1e3, identified / 1e3, lw=0.8, ls="--", color="tab:blue",
-                label=f"{who} model at the end (rms error {error:.2f} % of rms F)")
+                label=f"identified model at the end{who} (rms error {error:.2f} % of rms F)")
     for label, value in (force_lines or {}).items():
         ax.axhline(value / 1e3, color="k", ls=":", lw=0.6)
         ax.axhline(-value / 1e3, color="k", ls=":", lw=0.6, label=label)
@@ -268,8 +268,9 @@ def _plot_updating_vs_none(result: dict, path: Path) -> Path:
         bottom.plot(t_slow, hybrid - ref[:, -1] * 1e3, color=colour, lw=0.8)
         bottom.axhline(0.0, color="k", lw=0.5)
         bottom.set(xlabel="time [s]", ylabel="hybrid − reference [mm]")
-    fig.suptitle(f"{result['scenario']}, {result['record']}: the roof with and without model updating "
-                 f"(same scales left and right; {J4_DEFINITION})", fontsize=10)
+    what = ("the roof with and without model updating (same scales left and right; " if len(shown) == 2
+            else f"the roof, {VARIANT_STYLE[main][1]} (")
+    fig.suptitle(f"{result['scenario']}, {result['record']}: {what}{J4_DEFINITION})", fontsize=10)
     return _save(fig, path)
 
 
