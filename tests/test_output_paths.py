@@ -82,3 +82,9 @@ def test_datasets_show_checks_the_plot_path(tmp_path, capsys):
     assert main(["datasets", "show", "elcentro_1940", "--plot", str(tmp_path / "no" / "x.png")]) == 1
     captured = capsys.readouterr()
     assert "--plot" in captured.err and "elcentro_1940:" not in captured.out
+
+
+def test_run_checks_an_explicit_test_record_path(tmp_path, capsys, no_scenario_work):
+    path = tmp_path / "missing" / "deeper" / "record.h5"
+    assert main(["run", "lugre-frame", "--test-record", str(path), "--quiet"]) == 1
+    assert "--test-record" in capsys.readouterr().err and not (tmp_path / "missing").exists()

@@ -137,11 +137,14 @@ def _scenario_config(args: argparse.Namespace):
 
 def _checked_outputs(args: argparse.Namespace) -> tuple[Path | None, Path | None]:
     """(``--json`` file, ``--plots`` folder), checked before any work
-    (:mod:`rths_ident.output_paths`); the JSON may go into the figures' new folder."""
+    (:mod:`rths_ident.output_paths`), and an explicit ``--test-record`` file; the files
+    may go into the figures' new folder."""
     from rths_ident.output_paths import check_output_file, check_output_folder  # noqa: PLC0415
 
     plots = check_output_folder("--plots", args.plots) if args.plots else None
     json_path = check_output_file("--json", args.json, will_exist=plots) if args.json else None
+    if getattr(args, "test_record", None):
+        check_output_file("--test-record", args.test_record, will_exist=plots)
     return json_path, plots
 
 

@@ -246,7 +246,7 @@ def scenario_runner(build: Callable[[FrameTestConfig], HybridTest],
         result = run_hybrid_test(cfg, build, engine=engine, compare=compare, progress=progress, realtime=realtime,
                                  describe=lambda test: {"floor_mass_kg": cfg.mass, "initial_error": cfg.initial_error},
                                  test_record=test_record)
-        if column_under_test is not None:
+        if column_under_test is not None and "_arrays" in result:
             result["_arrays"]["column_force"] = column_force_function(column_under_test(cfg), cfg.fast_rate)
         return result
 
