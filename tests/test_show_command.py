@@ -119,3 +119,11 @@ def test_show_of_a_missing_file_is_a_user_error(tmp_path, capsys):
 def test_a_test_record_path_that_is_a_folder_is_refused_before_the_run(tmp_path, capsys):
     assert main(["run", "lugre-frame", "--duration", "1", "--test-record", str(tmp_path), "--quiet"]) == 1
     assert f"--test-record {tmp_path} is a folder" in capsys.readouterr().err
+
+
+def test_show_plots_into_missing_parent_folders_is_refused_before_reading(tmp_path, capsys):
+    path = tmp_path / "empty.h5"
+    TestRecordWriter.open(path, {"scenario": "spring"}, _units()).close()
+    deep = tmp_path / "no" / "such" / "plots"
+    assert main(["show", str(path), "--plots", str(deep)]) == 1
+    assert "does not exist" in capsys.readouterr().err and not (tmp_path / "no").exists()

@@ -98,8 +98,11 @@ def _unit(unit) -> str:
 
 
 def run_show(args: argparse.Namespace) -> int:
+    from rths_ident.output_paths import check_output_folder  # noqa: PLC0415
     from rths_ident.records import read_test_record  # noqa: PLC0415
 
+    if args.plots:
+        check_output_folder("--plots", args.plots)  # before reading: a bad folder is told at once
     record = read_test_record(args.record)
     print(format_summary(record))
     if args.plots:
