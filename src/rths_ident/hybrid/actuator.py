@@ -76,11 +76,13 @@ limit, the value, the limit value and the time; the thin wrapper
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import jax.scipy.linalg
 import numpy as np
 
 from rths_ident._params import ParameterError, field_range, params_dataclass
@@ -160,8 +162,11 @@ LIMIT_VELOCITY = 2
 LIMIT_FORCE = 4
 _LIMIT_NAMES = ((LIMIT_STROKE, "stroke"), (LIMIT_VELOCITY, "velocity"), (LIMIT_FORCE, "force"))
 
+#: Time integrators of :func:`actuator_step` (module doc, "Time integration").
+INTEGRATORS = ("exact", "rk4")
 
-@params_dataclass(static=("substeps",))
+
+@params_dataclass(static=("substeps", "integrator"))
 class CarrionSpencerParams:
     """Carrion & Spencer (2007) servo-hydraulic actuator, SI units.
 
@@ -220,12 +225,16 @@ class CarrionSpencerParams:
         0.751 * SQUARE_INCH * ASSUMED_SUPPLY_PRESSURE, low=0.0, low_inclusive=False, unit="N",
         doc="|f_p| allowed; default A·p_s at 3000 psi")
     substeps: int = 2
+    integrator: str = "exact"
 
     def __post_init__(self):
         if not isinstance(self.substeps, (int, np.integer)) or int(self.substeps) < 1:
             raise ParameterError(
                 f"CarrionSpencerParams.substeps = {self.substeps!r} must be an integer ≥ 1 "
-                "(RK4 sub-steps per controller period)")
+                "(sub-steps per controller period)")
+        if self.integrator not in INTEGRATORS:
+            raise ParameterError(
+                f"CarrionSpencerParams.integrator = {self.integrator!r}: expected one of {', '.join(INTEGRATORS)}")
 
     # -- named constructors ------------------------------------------------------------
     @classmethod
@@ -314,6 +323,7 @@ class CarrionSpencerParams:
             velocity_limit=limit_margin * peak_velocity,
             force_limit=area * supply_pressure,
             substeps=ref.substeps,
+            integrator=ref.integrator,
         )
         fields.update(changes)
         return cls(**fields)
@@ -336,12 +346,16 @@ class TransferSystemParams:
     ``actuator``: :class:`CarrionSpencerParams`; ``specimen``: the model's Params
     (leaves, e.g. batched for ``vmap``); ``specimen_model``: a class of
     :mod:`rths_ident.models` (static ``init(params)`` and
-    ``step(params, state, ElementInputs(x, v), dt) -> (state, force)``).
+    ``step(params, state, ElementInputs(x, v), dt) -> (state, force)``);
+    ``discretisation``: :func:`discretise` ``(actuator, dt)`` computed once by a caller
+    that runs many steps of one ``dt`` (the exact integrator then skips the matrix
+    exponential inside the step); None: the step computes it itself.
     """
 
     actuator: Any
     specimen: Any
     specimen_model: Any
+    discretisation: Any = None  # ActuatorDiscretisation of actuator for the step's dt, or None
 
     def __post_init__(self):
         if not isinstance(self.actuator, CarrionSpencerParams):
@@ -440,26 +454,91 @@ def _derivatives(params, command, y, restoring_force):
     return jnp.stack([v, dv, dfp, dxv, command - x])
 
 
-def actuator_step(params: TransferSystemParams, state: ActuatorState, inputs: ActuatorInputs, dt):
-    """Advance one controller period ``dt`` [s] with the command ``inputs.command`` [m] held.
+class ActuatorDiscretisation(NamedTuple):
+    """The actuator's linear part integrated exactly over one sub-step h (module doc,
+    "Time integration"): ``y(h) = Φ y(0) + γ_u u + γ_R0 R(0) + γ_R1 (R(h) − R(0))`` for a
+    command u held and a specimen force R varying linearly over the sub-step."""
 
-    Returns ``(state, outputs)``; ``outputs`` (values at the end of the step):
+    transition: jax.Array  # Φ = e^{A h} (5, 5)
+    command: jax.Array  # γ_u = ∫₀ʰ e^{Aτ} dτ b_u (5,) [per m of command]
+    force_held: jax.Array  # γ_R0 = ∫₀ʰ e^{Aτ} dτ b_R (5,) [per N held]
+    force_ramp: jax.Array  # γ_R1 = ∫₀ʰ e^{A(h−s)} b_R s/h ds (5,) [per N of rise over h]
 
-    * ``x_measured`` [m] — actuator displacement (LVDT, before sensor noise),
-    * ``v`` [m/s], ``a`` [m/s²] — velocity and acceleration,
-    * ``force_measured`` [N] — load cell = piston force f_p (before sensor noise),
-    * ``restoring_force`` [N] — the element's R,
-    * ``valve_current`` [A] — i_c,
-    * ``time`` [s] — time at the end of the step,
-    * ``limit_code`` (int32 bit mask, this step) and ``limit_exceeded`` (bool).
 
-    Pure and JAX-traceable; ``params.specimen_model`` is a static Python class.
-    """
-    specimen_model, specimen_params = params.specimen_model, params.specimen
-    params = params.actuator  # the actuator's numbers from here on
-    command = jnp.asarray(inputs.command, dtype=jnp.float64)
-    dt = jnp.asarray(dt, dtype=jnp.float64)
-    h = dt / params.substeps
+def linear_part(params: CarrionSpencerParams):
+    """``(A (5, 5), b_u (5,), b_R (5,))`` of ẏ = A y + b_u u + b_R R, the equations of
+    :func:`_derivatives` (Eqs. 2.17–2.25) with the specimen force R as an input. JAX,
+    traceable (``params`` leaves may be tracers)."""
+    kce = params.valve_flow_pressure_gain + params.leakage_coefficient
+    hyd = 4.0 * params.bulk_modulus / params.fluid_volume
+    m, tv, kv = params.moving_mass, params.servo_valve_time_constant, params.servo_valve_gain
+    kp, ki, kd = params.proportional_gain, params.integral_gain, params.derivative_gain
+    zero = jnp.zeros((), jnp.float64)
+
+    def row(*entries):
+        return jnp.stack([zero + e for e in entries])
+
+    a = jnp.stack([
+        row(0.0, 1.0, 0.0, 0.0, 0.0),
+        row(0.0, -params.payload_damping / m, 1.0 / m, 0.0, 0.0),
+        row(0.0, -hyd * params.piston_area**2, -hyd * kce, hyd * params.piston_area * params.valve_flow_gain, 0.0),
+        row(-kv * kp / tv, -kv * kd / tv, 0.0, -1.0 / tv, kv * ki / tv),
+        row(-1.0, 0.0, 0.0, 0.0, 0.0),
+    ])
+    b_command = row(0.0, 0.0, 0.0, kv * kp / tv, 1.0)
+    b_force = row(0.0, -1.0 / m, 0.0, 0.0, 0.0)
+    return a, b_command, b_force
+
+
+def discretise(params: CarrionSpencerParams, h) -> ActuatorDiscretisation:
+    """The exact discretisation of :func:`linear_part` over a sub-step ``h`` [s]: one
+    matrix exponential of the augmented matrix (Van Loan)::
+
+        expm([[A, B, 0], [0, 0, I/h], [0, 0, 0]] h) = [[Φ, Γ0, Γ1], [0, I, I], [0, 0, I]]
+
+    with B = [b_u, b_R]: Γ0 = ∫₀ʰ e^{Aτ} dτ B (inputs held), Γ1 = ∫₀ʰ e^{A(h−s)} B s/h ds
+    (inputs rising linearly from 0 to 1). The states are scaled to similar magnitudes
+    first (x in cm, f_p in kN, …) so the exponential's scaling and squaring works on a
+    balanced matrix; the result is scaled back. JAX, traceable."""
+    a, b_command, b_force = linear_part(params)
+    # state scales: 1 cm, 1 m/s, the force capacity, the valve opening of a 1 cm error, 1 cm·s
+    scale = jnp.stack([jnp.asarray(1e-2, jnp.float64), jnp.ones((), jnp.float64),
+                       jnp.asarray(params.force_limit, jnp.float64),
+                       1e-2 * params.servo_valve_gain * params.proportional_gain,
+                       jnp.asarray(1e-2, jnp.float64)])
+    a_scaled = a * scale[None, :] / scale[:, None]
+    b_scaled = jnp.stack([b_command / scale, b_force / scale], axis=1)
+    h = jnp.asarray(h, jnp.float64)
+    augmented = jnp.zeros((9, 9), jnp.float64)
+    augmented = augmented.at[:5, :5].set(a_scaled).at[:5, 5:7].set(b_scaled).at[5:7, 7:9].set(jnp.eye(2) / h)
+    exponential = jax.scipy.linalg.expm(augmented * h)
+    transition = exponential[:5, :5] * scale[:, None] / scale[None, :]
+    held = exponential[:5, 5:7] * scale[:, None]
+    ramp = exponential[:5, 7:9] * scale[:, None]
+    return ActuatorDiscretisation(transition, held[:, 0], held[:, 1], ramp[:, 1])
+
+
+discretise_jit = jax.jit(discretise)
+
+
+def _exact_substeps(params, specimen_model, specimen_params, discretisation, command, h, carry, substeps):
+    """``substeps`` sub-steps of the exact linear part with the specimen force inside
+    (predictor–corrector on a linear R over the sub-step; module doc)."""
+    transition, gamma_u, gamma_held, gamma_ramp = discretisation
+    for _ in range(substeps):  # static count: unrolled
+        y, specimen_state, force_start = carry
+        # y·Φᵀ written as a broadcast sum: one fused kernel instead of a dot call
+        y_held = jnp.sum(transition * y[None, :], axis=1) + gamma_u * command + gamma_held * force_start
+        _, force_trial = specimen_model.step(specimen_params, specimen_state, ElementInputs(y_held[0], y_held[1]), h)
+        y_new = y_held + gamma_ramp * (force_trial - force_start)
+        specimen_new, force_new = specimen_model.step(specimen_params, specimen_state,
+                                                      ElementInputs(y_new[0], y_new[1]), h)
+        carry = (y_new, specimen_new, jnp.asarray(force_new, dtype=jnp.float64))
+    return carry
+
+
+def _rk4_substeps(params, specimen_model, specimen_params, command, h, carry, substeps):
+    """``substeps`` classical RK4 sub-steps of the whole ODE (module doc)."""
 
     def substep(carry):
         y, specimen_state, force_start = carry
@@ -478,11 +557,41 @@ def actuator_step(params: TransferSystemParams, state: ActuatorState, inputs: Ac
                                                       ElementInputs(y_new[0], y_new[1]), h)
         return y_new, specimen_new, jnp.asarray(force_new, dtype=jnp.float64)
 
+    for _ in range(substeps):  # static count: unrolled (cheaper than a nested scan)
+        carry = substep(carry)
+    return carry
+
+
+def actuator_step(params: TransferSystemParams, state: ActuatorState, inputs: ActuatorInputs, dt):
+    """Advance one controller period ``dt`` [s] with the command ``inputs.command`` [m] held.
+
+    Returns ``(state, outputs)``; ``outputs`` (values at the end of the step):
+
+    * ``x_measured`` [m] — actuator displacement (LVDT, before sensor noise),
+    * ``v`` [m/s], ``a`` [m/s²] — velocity and acceleration,
+    * ``force_measured`` [N] — load cell = piston force f_p (before sensor noise),
+    * ``restoring_force`` [N] — the element's R,
+    * ``valve_current`` [A] — i_c,
+    * ``time`` [s] — time at the end of the step,
+    * ``limit_code`` (int32 bit mask, this step) and ``limit_exceeded`` (bool).
+
+    Pure and JAX-traceable; ``params.specimen_model`` is a static Python class.
+    """
+    system = params
+    specimen_model, specimen_params = params.specimen_model, params.specimen
+    params = params.actuator  # the actuator's numbers from here on
+    command = jnp.asarray(inputs.command, dtype=jnp.float64)
+    dt = jnp.asarray(dt, dtype=jnp.float64)
+    h = dt / params.substeps
     y0 = jnp.stack([state.displacement, state.velocity, state.piston_force, state.valve_opening,
                     state.error_integral])
     carry = (y0, state.specimen_state, state.restoring_force)
-    for _ in range(params.substeps):  # static count: unrolled (cheaper than a nested scan)
-        carry = substep(carry)
+    if params.integrator == "exact":  # static
+        discretisation = system.discretisation if system.discretisation is not None else discretise(params, h)
+        carry = _exact_substeps(params, specimen_model, specimen_params, discretisation, command, h, carry,
+                                params.substeps)
+    else:
+        carry = _rk4_substeps(params, specimen_model, specimen_params, command, h, carry, params.substeps)
     y, specimen_state, restoring_force = carry
 
     x, v, fp, xv, ie = y[0], y[1], y[2], y[3], y[4]
@@ -561,6 +670,9 @@ def ideal_actuator_step(params: TransferSystemParams, state: ActuatorState, inpu
 def actuator_run(params: TransferSystemParams, state: ActuatorState, x_commands, dt):
     """``lax.scan`` of :func:`actuator_step` over a command record (one per period).
     Returns the final state and the outputs stacked along the first axis."""
+
+    if params.actuator.integrator == "exact" and params.discretisation is None:  # once, not per step
+        params = dataclasses.replace(params, discretisation=discretise(params.actuator, dt / params.actuator.substeps))
 
     def body(s, inputs):
         return actuator_step(params, s, inputs, dt)

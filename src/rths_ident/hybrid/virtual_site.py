@@ -169,7 +169,7 @@ def make_fast_chunk(side: FastSide) -> Callable:
         transfer_params = transfer_system_params(side, fp["actuator"], fp["specimen"])
 
         def fast_step(carry, inputs):
-            x_target, nx, nf, nv, tick = inputs
+            x_target, nx, nf, nv = inputs
             if comp_functions is not None:
                 comp_state, x_command = comp_functions.step(
                     fp["compensation"], carry["compensation"],
@@ -186,24 +186,33 @@ def make_fast_chunk(side: FastSide) -> Callable:
                 x_id = carry["identifier_displacement"] + 0.5 * (carry["identifier_velocity"] + v_m) * dt_fast
             else:
                 x_id = x_m
-            if id_every == 1:
-                id_state = identifier.step(fp["identifier"], carry["identifier"], IdentifierInputs(x_id, v_m, f_m),
-                                           dt_fast)[0]
-            else:  # the identifier samples every id_every-th fast step (one branch runs)
-                id_state = jax.lax.cond(
-                    tick % id_every == id_every - 1,
-                    lambda s: identifier.step(fp["identifier"], s, IdentifierInputs(x_id, v_m, f_m),
-                                              dt_fast * id_every)[0],
-                    lambda s: s, carry["identifier"])
-            new = dict(carry, compensation=comp_state, actuator=act_state, identifier=id_state,
-                       measured_displacement=x_m, identifier_displacement=x_id, identifier_velocity=v_m)
+            new = dict(carry, compensation=comp_state, actuator=act_state, measured_displacement=x_m,
+                       identifier_displacement=x_id, identifier_velocity=v_m, identifier_force=f_m)
             log = {"target": x_target, "command": x_command, "measured": x_m, "force": f_m,
                    "true_force": out["restoring_force"], "limit": out["limit_code"]}
             return new, log
 
+        def identifier_period(carry, inputs):
+            """``id_every`` fast steps, then one identifier update on the last sample
+            (no branch: the identifier runs once per period, not under a condition)."""
+            identifier_state = carry.pop("identifier")
+            if id_every == 1:
+                carry, log = fast_step(carry, inputs)
+            else:
+                carry, log = jax.lax.scan(fast_step, carry, inputs)
+            sample = IdentifierInputs(carry["identifier_displacement"], carry["identifier_velocity"],
+                                      carry["identifier_force"])
+            identifier_state = identifier.step(fp["identifier"], identifier_state, sample, dt_fast * id_every)[0]
+            return dict(carry, identifier=identifier_state), log
+
         carry = dict(fs, transition=tr_state, previous_target=jnp.asarray(target, jnp.float64),
-                     sensor_displacement=sd, sensor_force=sf, sensor_velocity=sv)
-        carry, log = jax.lax.scan(fast_step, carry, (tr_out.samples, noise_x, noise_f, noise_v, jnp.arange(ratio)))
+                     sensor_displacement=sd, sensor_force=sf, sensor_velocity=sv, identifier_force=jnp.zeros(()))
+        per_period = (tr_out.samples, noise_x, noise_f, noise_v)
+        if id_every > 1:
+            per_period = tuple(jnp.reshape(a, (ratio // id_every, id_every)) for a in per_period)
+        carry, log = jax.lax.scan(identifier_period, carry, per_period)
+        carry.pop("identifier_force")
+        log = {name: jnp.reshape(value, (ratio,)) for name, value in log.items()}
         log["identifier"] = side.identifier_log(fp["identifier"], carry["identifier"])  # one entry per slow step
         return carry, log, log["force"][-1:]  # ZOH: the force measured at the end of the slow step
 
