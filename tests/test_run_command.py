@@ -102,3 +102,24 @@ def test_none_variant_reports_what_the_numerical_substructure_used():
     assert "watching only" in lines[-1] and "22390" in lines[-1]
     result["updating"] = "rls"
     assert _parameter_lines(result)[0] == "  identified / true:"
+
+
+def test_run_prints_phase_lines_with_timings(tmp_path, capsys):
+    """Progress a person can read: one line per phase on stderr, in order, each timed."""
+    assert main(["run", "lugre-frame", "--duration", "1", "--no-compare",
+                 "--test-record", str(tmp_path / "record.h5")]) == 0
+    err = capsys.readouterr().err
+    lines = [line.strip() for line in err.splitlines() if " … " in line and line.strip().endswith(" s")]
+    phases = [line.split(" … ")[0] for line in lines]
+    assert phases == ["building", "compiling", "running rls", "comparing"]
+    assert all(float(line.split(" … ")[1].removesuffix(" s")) >= 0.0 for line in lines)
+
+
+def test_bench_json_has_min_and_median(tmp_path):
+    out = tmp_path / "bench.json"
+    assert main(["bench", "--quick", "--only", "components", "--json", str(out)]) == 0
+    figures = json.loads(out.read_text())
+    assert {"cpu", "cores", "jax", "jaxlib"} <= set(figures["machine"])
+    for name, row in figures["components_per_fast_step"].items():
+        assert 0.0 < row["us_min"] <= row["us_median"], name
+        assert row["flops"] > 0.0, name

@@ -179,6 +179,9 @@ def build_parser() -> argparse.ArgumentParser:
         "hybrid simulation (RTHS) of structures.",
     )
     parser.add_argument("--version", action="version", version=f"{PROGRAM} {__version__}")
+    parser.add_argument("--no-compile-cache", action="store_true",
+                        help="do not keep compiled programs between runs (JAX's persistent compilation cache, "
+                        "on by default in ~/.cache/rths_ident/jax; also RTHS_IDENT_JAX_CACHE=off or =PATH)")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for add_command in COMMANDS:
         add_command(subparsers)
@@ -194,6 +197,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exit_request:  # --help, --version and usage errors
         code = exit_request.code
         return code if isinstance(code, int) else (0 if code is None else 2)
+    if not args.no_compile_cache:
+        from rths_ident import compilation_cache  # noqa: PLC0415
+
+        compilation_cache.enable_default()
     try:
         return int(args.func(args))
     except USER_ERRORS as error:

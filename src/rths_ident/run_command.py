@@ -181,6 +181,9 @@ def _run(args: argparse.Namespace) -> int:
     extra = {"realtime": True} if args.realtime else {}
     if record is not None:
         extra["test_record"] = record
+    phases = None if args.quiet else _print_phase
+    if phases is not None and "phases" in accepts:
+        extra["phases"] = phases
     started = time.time()
     try:
         result = scenario.run_scenario(cfg, engine=engine, compare=not args.no_compare, progress=progress, **extra)
@@ -199,8 +202,11 @@ def _run(args: argparse.Namespace) -> int:
         json_path.write_text(json.dumps(_json_ready(result), indent=2))
         print(f"metrics → {json_path}")
     if plots_dir is not None:
+        start = time.perf_counter()
         for p in scenario.plot(result, plots_dir):
             print(f"plot → {p}")
+        if phases is not None:
+            phases("plotting", time.perf_counter() - start)
     return EXIT_TEST_STOPPED if result.get("aborted") else 0  # the test stopped; its data are kept
 
 
@@ -222,6 +228,11 @@ def _test_record_path(args: argparse.Namespace) -> Path:
         raise ParameterError(f"--test-record {path} is a folder: give a file, e.g. {path / 'test_record.h5'}")
     path.parent.mkdir(parents=True, exist_ok=True)  # an unwritable place fails here, before the run
     return path
+
+
+def _print_phase(phase: str, seconds: float) -> None:
+    """One line per finished phase of a run, on stderr (the report stays on stdout)."""
+    print(f"  {phase} … {seconds:.2f} s", file=sys.stderr)
 
 
 def _record_duration(cfg) -> float:

@@ -5,15 +5,21 @@
   factors;
 * batch throughput: the fused loop ``vmap``-ed over a batch of uncertain specimens
   (column parameters scattered ±20 %), in specimen-seconds simulated per wall second;
-* the cost of each fast-side component per fast step, each in its own ``lax.scan``.
+* the cost of each fast-side component per fast step, each in its own ``lax.scan``, as
+  the loop uses it (sensor noise drawn per slow step for its ``ratio`` samples, the
+  identifier once every ``identifier_every`` fast steps), with XLA's own count of the
+  floating-point operations of one step (``cost_analysis``).
 
-Compilation is excluded (ahead-of-time compile, then best-of-``repeats`` timings).
+Compilation is excluded (ahead-of-time compile). Every figure is timed ``repeats`` times
+and reported as min and median (:class:`Timing`): on a shared machine the min is the
+machine's speed, the spread its load.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import time
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -34,16 +40,36 @@ from rths_ident.hybrid.virtual_site import initial_fast_state
 from rths_ident.models import ElementInputs, ModifiedLuGre
 
 
-def _best(fn, repeats: int) -> float:
-    best = np.inf
-    for _ in range(repeats):
+class Timing(NamedTuple):
+    """Seconds of ``repeats`` timed calls: min and median."""
+
+    min: float
+    median: float
+
+    def per(self, count: float) -> "Timing":
+        return Timing(self.min / count, self.median / count)
+
+
+def _timed(fn, repeats: int) -> Timing:
+    seconds = []
+    for _ in range(max(1, repeats)):
         start = time.perf_counter()
         jax.block_until_ready(fn())
-        best = min(best, time.perf_counter() - start)
-    return best
+        seconds.append(time.perf_counter() - start)
+    return Timing(float(np.min(seconds)), float(np.median(seconds)))
 
 
-def engines(duration: float | None = None, repeats: int = 2, stepwise_duration: float | None = None) -> dict:
+def _flops(compiled) -> float:
+    """XLA's count of floating-point operations (incl. transcendentals) of a compiled
+    program without loops; NaN when the backend gives none."""
+    analysis = compiled.cost_analysis()
+    if isinstance(analysis, (list, tuple)):
+        analysis = analysis[0] if analysis else {}
+    analysis = analysis or {}
+    return float(analysis.get("flops", np.nan)) + float(analysis.get("transcendentals", 0.0))
+
+
+def engines(duration: float | None = None, repeats: int = 3, stepwise_duration: float | None = None) -> dict:
     """Fused vs step-wise on the flagship (``duration`` s of El Centro; None = all of it)."""
     cfg = lf.LugreFrameConfig(duration=duration)
     built = lf.build(cfg)
@@ -51,29 +77,35 @@ def engines(duration: float | None = None, repeats: int = 2, stepwise_duration: 
     ag = jnp.asarray(built.ground_accel)
     params = fast_side_params(built.fast_side)
     fused = compiled_fused_runner(built, initial)
-    fused_s = _best(lambda: fused(params, initial, ag), repeats)
+    fused_s = _timed(lambda: fused(params, initial, ag), repeats)
     # step-wise on a shorter stretch if asked (it is the slow path): the site and the
     # native NS behind their protocols, compiled by a first run
     sw_built = built if stepwise_duration is None else built._replace(
         ground_accel=built.ground_accel[: int(round(stepwise_duration * cfg.slow_rate))],
         time_slow=built.time_slow[: int(round(stepwise_duration * cfg.slow_rate))])
     run_loop(sw_built._replace(ground_accel=sw_built.ground_accel[:2]), "stepwise")  # compile
-    sw_s = min(run_loop(sw_built, "stepwise")[1] for _ in range(max(1, repeats - 1)))
+    sw_walls = [run_loop(sw_built, "stepwise")[1] for _ in range(max(1, repeats - 1))]
+    sw_s = Timing(float(np.min(sw_walls)), float(np.median(sw_walls)))
     sim_fused = float(built.time_slow[-1])
     sim_sw = float(sw_built.time_slow[-1])
     return {
         "duration_s": sim_fused,
-        "fused_wall_s": fused_s,
-        "fused_realtime_factor": sim_fused / fused_s,
+        "repeats": repeats,
+        "fused_wall_s": fused_s.min,
+        "fused_wall_median_s": fused_s.median,
+        "fused_realtime_factor": sim_fused / fused_s.min,
+        "fused_realtime_factor_median": sim_fused / fused_s.median,
+        "fused_us_per_fast_step": 1e6 * fused_s.min / (sim_fused * cfg.fast_rate),
         "stepwise_duration_s": sim_sw,
-        "stepwise_wall_s": sw_s,
-        "stepwise_realtime_factor": sim_sw / sw_s,
-        "fused_over_stepwise": (sim_fused / fused_s) / (sim_sw / sw_s),
-        "fast_steps_per_s_fused": sim_fused * cfg.fast_rate / fused_s,
+        "stepwise_wall_s": sw_s.min,
+        "stepwise_realtime_factor": sim_sw / sw_s.min,
+        "stepwise_realtime_factor_median": sim_sw / sw_s.median,
+        "fused_over_stepwise": (sim_fused / fused_s.min) / (sim_sw / sw_s.min),
+        "fast_steps_per_s_fused": sim_fused * cfg.fast_rate / fused_s.min,
     }
 
 
-def batch(n_specimens: int = 16, duration: float = 5.0, repeats: int = 2, seed: int = 0) -> dict:
+def batch(n_specimens: int = 16, duration: float = 5.0, repeats: int = 3, seed: int = 0) -> dict:
     """The fused loop vmap-ed over ``n_specimens`` columns with scattered parameters."""
     cfg = lf.LugreFrameConfig(duration=duration)
     built = lf.build(cfg)
@@ -96,9 +128,9 @@ def batch(n_specimens: int = 16, duration: float = 5.0, repeats: int = 2, seed: 
     initial_b = jax.tree_util.tree_map(lambda leaf: jnp.broadcast_to(leaf, (n_specimens,) + jnp.shape(leaf)), initial)
     runner = jax.jit(jax.vmap(lambda fp, st: run_fused(slow_step_functions(built), fp, st, ag), in_axes=(axes, 0)))
     compiled = runner.lower(fast_params, initial_b).compile()
-    wall = _best(lambda: compiled(fast_params, initial_b), repeats)
+    wall = _timed(lambda: compiled(fast_params, initial_b), repeats).min
     single = compiled_fused_runner(built, initial)
-    wall_single = _best(lambda: single(base_params, initial, ag), repeats)
+    wall_single = _timed(lambda: single(base_params, initial, ag), repeats).min
     sim = float(built.time_slow[-1])
     return {
         "n_specimens": n_specimens,
@@ -110,12 +142,16 @@ def batch(n_specimens: int = 16, duration: float = 5.0, repeats: int = 2, seed: 
     }
 
 
-def components(n_steps: int = 8000, repeats: int = 3) -> dict:
-    """Microseconds per fast step of each fast-side component (own ``lax.scan`` each)."""
+def components(n_steps: int = 8000, repeats: int = 5) -> dict:
+    """Per fast step of each fast-side component as the fused loop runs it (own
+    ``lax.scan`` each): ``{name: {"us_min", "us_median", "flops"}}`` — microseconds per
+    fast step and XLA's flop count of one fast step's worth of the component."""
     cfg = lf.LugreFrameConfig(duration=1.0)
     built = lf.build(cfg)
-    fp, fs = fast_side_params(built.fast_side), initial_fast_state(built.fast_side, cfg.seed)
-    dt = 1.0 / cfg.fast_rate
+    side = built.fast_side
+    fp, fs = fast_side_params(side), initial_fast_state(side, cfg.seed)
+    dt, ratio, every = 1.0 / cfg.fast_rate, cfg.ratio, cfg.identifier_every
+    n_steps = max(ratio, n_steps // ratio * ratio)
     t = jnp.arange(n_steps) * dt
     x = 0.04 * jnp.sin(2 * np.pi * 1.0 * t) * t / t[-1]
     v = jnp.gradient(x) / dt
@@ -125,24 +161,55 @@ def components(n_steps: int = 8000, repeats: int = 3) -> dict:
     from rths_ident.estimators import lugre_identifier  # noqa: PLC0415
     from rths_ident.hybrid.compensation import CompensatorInputs, damb  # noqa: PLC0415
 
-    transfer = act.TransferSystemParams(actuator=fp["actuator"], specimen=spec, specimen_model=ModifiedLuGre)
+    def transfer(integrator):
+        actuator = dataclasses.replace(fp["actuator"], integrator=integrator)
+        discretisation = act.discretise_jit(actuator, dt / actuator.substeps) if integrator == "exact" else None
+        return act.TransferSystemParams(actuator=actuator, specimen=spec, specimen_model=ModifiedLuGre,
+                                        discretisation=discretisation)
+
+    exact, rk4 = transfer("exact"), transfer("rk4")
+    actuator_state = act.actuator_init(exact)
+    damb_params = damb.DAMBParams()
+    id_x, id_v, id_f = (a[every - 1::every] for a in (x, v, force))  # one sample per identifier period
+    zeros = sensors.SensorInputs(jnp.zeros(ratio))
+    # name: (the scan over the record; one step's worth as a function of its inputs (so XLA
+    # cannot fold it to constants) and those inputs, for the flop count; fast steps per call)
+    x1, v1 = x[1], v[1]
     cases = {
-        "specimen (modified LuGre step)": lambda: jax.lax.scan(
-            lambda s, i: ModifiedLuGre.step(spec, s, i, dt), ModifiedLuGre.init(spec), ElementInputs(x, v)),
-        "actuator + specimen (RK4)": lambda: jax.lax.scan(
-            lambda s, i: act.actuator_step(transfer, s, i, dt), fs["actuator"], act.ActuatorInputs(x)),
-        "sensor channel": lambda: jax.lax.scan(
-            lambda s, i: sensors.sensor_step(fp["sensor_displacement"], s, i, dt), fs["sensor_displacement"],
-            sensors.SensorInputs(x)),
-        "dAMB compensation": lambda: jax.lax.scan(
-            lambda s, i: damb.step(damb.DAMBParams(), s, i, dt), damb.init(damb.DAMBParams()),
-            CompensatorInputs(x, 0.99 * x)),
-        "LuGre identifier (constrained RLS)": lambda: jax.lax.scan(
-            lambda s, a: lugre_identifier.step(fp["identifier"], s, a[0], a[1], a[2], dt), fs["identifier"],
-            (x, v, force)),
+        "specimen (modified LuGre step)": (
+            lambda: jax.lax.scan(lambda s, i: ModifiedLuGre.step(spec, s, i, dt), ModifiedLuGre.init(spec),
+                                 ElementInputs(x, v)),
+            lambda s, a, b: ModifiedLuGre.step(spec, s, ElementInputs(a, b), dt), (ModifiedLuGre.init(spec), x1, v1),
+            1),
+        "actuator + specimen (exact, default)": (
+            lambda: jax.lax.scan(lambda s, i: act.actuator_step(exact, s, i, dt), actuator_state,
+                                 act.ActuatorInputs(x)),
+            lambda p, s, a: act.actuator_step(p, s, act.ActuatorInputs(a), dt), (exact, actuator_state, x1), 1),
+        "actuator + specimen (RK4)": (
+            lambda: jax.lax.scan(lambda s, i: act.actuator_step(rk4, s, i, dt), actuator_state,
+                                 act.ActuatorInputs(x)),
+            lambda p, s, a: act.actuator_step(p, s, act.ActuatorInputs(a), dt), (rk4, actuator_state, x1), 1),
+        "sensor noise (one channel, per slow step)": (
+            lambda: jax.lax.scan(lambda s, _: sensors.sensor_step(fp["sensor_displacement"], s, zeros, dt),
+                                 fs["sensor_displacement"], None, length=n_steps // ratio),
+            lambda p, s: sensors.sensor_step(p, s, zeros, dt), (fp["sensor_displacement"], fs["sensor_displacement"]),
+            ratio),
+        "dAMB compensation": (
+            lambda: jax.lax.scan(lambda s, i: damb.step(damb_params, s, i, dt), damb.init(damb_params),
+                                 CompensatorInputs(x, 0.99 * x)),
+            lambda p, s, a, b: damb.step(p, s, CompensatorInputs(a, b), dt),
+            (damb_params, damb.init(damb_params), x1, v1 * dt), 1),
+        f"LuGre identifier (constrained RLS, every {every})": (
+            lambda: jax.lax.scan(lambda s, a: lugre_identifier.step(fp["identifier"], s, a[0], a[1], a[2],
+                                                                     dt * every), fs["identifier"],
+                                 (id_x, id_v, id_f)),
+            lambda p, s, a, b, c: lugre_identifier.step(p, s, a, b, c, dt * every),
+            (fp["identifier"], fs["identifier"], id_x[1], id_v[1], id_f[1]), every),
     }
     out = {}
-    for name, fn in cases.items():
-        compiled = jax.jit(fn).lower().compile()
-        out[name] = 1e6 * _best(compiled, repeats) / n_steps
+    for name, (scan, one, inputs, per) in cases.items():
+        compiled = jax.jit(scan).lower().compile()
+        timing = _timed(compiled, repeats).per(n_steps / 1e6)
+        out[name] = {"us_min": timing.min, "us_median": timing.median,
+                     "flops": _flops(jax.jit(one).lower(*inputs).compile()) / per}
     return out

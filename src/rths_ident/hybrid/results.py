@@ -17,7 +17,7 @@ import numpy as np
 
 from rths_ident import metrics
 from rths_ident._params import ParameterError
-from rths_ident.hybrid.hybrid_test import HybridTest, run_loop
+from rths_ident.hybrid.hybrid_test import HybridTest, compiled_fused_runner, initial_loop_state, run_loop, virtual_site
 from rths_ident.hybrid.realtime import RealTimePacer
 from rths_ident.hybrid.recording import open_run_record
 
@@ -81,9 +81,27 @@ def _ns_values(test: HybridTest, logs: dict, variant: str) -> np.ndarray:
     return np.asarray(test.true_values if variant == "oracle" else test.initial_values, dtype=float)
 
 
+class PhaseClock:
+    """Times the phases of a run and reports each as it ends: ``report(phase, seconds)``
+    (None: silent). ``seconds`` keeps every phase's duration."""
+
+    def __init__(self, report: Callable[[str, float], None] | None = None):
+        self.report, self.seconds, self._start = report, {}, _time.perf_counter()
+
+    def lap(self, phase: str) -> float:
+        """End ``phase`` now (it began when the previous one ended)."""
+        now = _time.perf_counter()
+        elapsed, self._start = now - self._start, now
+        self.seconds[phase] = self.seconds.get(phase, 0.0) + elapsed
+        if self.report is not None:
+            self.report(phase, elapsed)
+        return elapsed
+
+
 def run_scenario(cfg, build: Callable[..., HybridTest], engine: str = "fused", compare: bool = True,
                  progress=None, describe: Callable[[HybridTest], dict] | None = None,
-                 realtime: bool = False, test_record=None) -> dict:
+                 realtime: bool = False, test_record=None,
+                 phases: Callable[[str, float], None] | None = None) -> dict:
     """Run the configured variant and (``compare``) ``none`` and ``oracle`` for the
     side-by-side plots. Returns the JSON keys of ``rths-ident run`` (for the configured
     variant), ``variants`` (metrics of each) and ``_arrays`` (what the plots need);
@@ -96,24 +114,38 @@ def run_scenario(cfg, build: Callable[..., HybridTest], engine: str = "fused", c
 
     ``test_record``: a path: the configured variant's run is recorded there as it goes
     (:mod:`rths_ident.hybrid.recording`), the result's JSON keys are its metrics; a run
-    that fails leaves the record with the error and ``complete = False``."""
+    that fails leaves the record with the error and ``complete = False``.
+
+    ``phases(phase, seconds)`` is called as each phase ends: building (the test and its
+    reference), compiling (the loop, once for every variant), running <variant>,
+    comparing (the metrics); the seconds of each are in the result's ``phase_s``.
+    ``progress(k, step_log)`` (step-wise engine) is called after every slow step of the
+    configured variant, all compilation done."""
     if realtime and engine != "stepwise":
         raise ParameterError("real-time pacing needs the step-wise engine (engine='stepwise')")
     start_all = _time.perf_counter()
+    clock = PhaseClock(phases)
     test = build(cfg)
     record = None if test_record is None else open_run_record(test_record, cfg, test, engine)
     with record if record is not None else contextlib.nullcontext():
-        out = _run_variants(cfg, test, engine, compare, progress, describe, record, start_all, realtime)
+        out = _run_variants(cfg, test, engine, compare, progress, describe, record, start_all, realtime, clock)
         if record is not None:
             record.finish({k: v for k, v in out.items() if k != "_arrays"})
     return out
 
 
 def _run_variants(cfg, test: HybridTest, engine: str, compare: bool, progress, describe, record,
-                  start_all: float, realtime: bool = False) -> dict:
+                  start_all: float, realtime: bool = False, clock: PhaseClock | None = None) -> dict:
+    clock = PhaseClock() if clock is None else clock
     reference_response, reference_force = test.reference()
+    clock.lap("building")
     comparisons = [m for m in COMPARISON_VARIANTS if m != cfg.updating and m in cfg.UPDATING_MODES]
     order = [cfg.updating] + (comparisons if compare else [])
+    if engine == "fused":  # the three variants share one compiled program
+        compiled_fused_runner(test, initial_loop_state(test))
+    else:
+        virtual_site(test)  # the virtual site's step, compiled ahead of time
+    clock.lap("compiling")
     results = {}
     pacer = None
     for mode in order:
@@ -123,8 +155,13 @@ def _run_variants(cfg, test: HybridTest, engine: str, compare: bool, progress, d
             pacer = RealTimePacer(1.0 / cfg.slow_rate, startup_steps=int(round(cfg.pad_seconds * cfg.slow_rate)))
         logs, wall = run_loop(test, engine, variant=variant, progress=progress if main_run else None,
                               pacer=pacer if main_run else None, record=record if main_run else None)
-        results[mode] = VariantResult(
-            mode, variant_metrics(test, logs, reference_response, reference_force, variant), logs, wall)
+        clock.lap(f"running {mode}")
+        results[mode] = VariantResult(mode, None, logs, wall)
+    for mode, result in results.items():
+        variant = "updating" if mode in cfg.IDENTIFYING_MODES else mode
+        results[mode] = result._replace(
+            metrics=variant_metrics(test, result.logs, reference_response, reference_force, variant))
+    clock.lap("comparing")
     main = results[cfg.updating]
     if pacer is not None:
         report = pacer.report().as_dict()
@@ -150,6 +187,7 @@ def _run_variants(cfg, test: HybridTest, engine: str, compare: bool, progress, d
         "sim_duration_s": duration,
         "wall_s": main.wall_s,
         "total_wall_s": _time.perf_counter() - start_all,
+        "phase_s": dict(clock.seconds),
         "variants": {m: r.metrics for m, r in results.items()},
     })
     if describe is not None:

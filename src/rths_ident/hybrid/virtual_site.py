@@ -106,16 +106,30 @@ def read_channel(sensor_params, noisy_value):
     return noisy_value
 
 
-def transfer_system_params(side: FastSide, actuator, specimen) -> act.TransferSystemParams:
+def transfer_system_params(side: FastSide, actuator, specimen, discretisation=None) -> act.TransferSystemParams:
     """The actuator step's params: ``actuator`` and ``specimen`` (leaves, possibly traced
-    or batched) with the side's specimen model class (static)."""
-    return act.TransferSystemParams(actuator=actuator, specimen=specimen, specimen_model=side.specimen_model)
+    or batched) with the side's specimen model class (static) and the actuator's exact
+    discretisation for the fast step (None: the step computes it)."""
+    return act.TransferSystemParams(actuator=actuator, specimen=specimen, specimen_model=side.specimen_model,
+                                    discretisation=discretisation)
+
+
+def actuator_discretisation(side: FastSide, actuator=None):
+    """The exact discretisation of the side's actuator over one sub-step of the fast
+    step (:func:`rths_ident.hybrid.actuator.discretise`), computed once per run rather than
+    in every fast step; None when the actuator does not use it."""
+    actuator = side.actuator if actuator is None else actuator
+    if side.actuator_step is not act.actuator_step or actuator.integrator != "exact":
+        return None
+    return act.discretise_jit(actuator, 1.0 / (side.fast_rate * actuator.substeps))
 
 
 def fast_params(side: FastSide) -> dict:
-    """The fast side's parameter pytree (leaves a batch may ``vmap`` over)."""
+    """The fast side's parameter pytree (leaves a batch may ``vmap`` over).
+    ``actuator_discretisation`` is derived from ``actuator``: replace both together."""
     return {
         "actuator": side.actuator,
+        "actuator_discretisation": actuator_discretisation(side),
         "specimen": side.specimen,
         "compensation": side.compensation.params if side.compensation is not None else None,
         "transition": side.transition.params,
@@ -166,7 +180,8 @@ def make_fast_chunk(side: FastSide) -> Callable:
         sd, noise_x = sensors.sensor_step(fp["sensor_displacement"], fs["sensor_displacement"], zeros, dt_fast)
         sf, noise_f = sensors.sensor_step(fp["sensor_force"], fs["sensor_force"], zeros, dt_fast)
         sv, noise_v = sensors.sensor_step(fp["sensor_velocity"], fs["sensor_velocity"], zeros, dt_fast)
-        transfer_params = transfer_system_params(side, fp["actuator"], fp["specimen"])
+        transfer_params = transfer_system_params(side, fp["actuator"], fp["specimen"],
+                                                 fp.get("actuator_discretisation"))
 
         def fast_step(carry, inputs):
             x_target, nx, nf, nv = inputs

@@ -9,10 +9,10 @@ A scenario is a module with:
     destinations beyond the common ones of :mod:`rths_ident.run_command`);
 ``config_from_options(common: dict, options: dict) -> config``
     its configuration from the common settings and its own options;
-``run_scenario(config, engine, compare, progress, realtime=False, test_record=None) -> dict``
+``run_scenario(config, engine, compare, progress, realtime=False, test_record=None, phases=None) -> dict``
     the run (:func:`rths_ident.hybrid.results.run_scenario`; ``realtime`` paces the
     step-wise engine against the wall clock), recorded at the path ``test_record`` when
-    given;
+    given; ``phases(phase, seconds)`` hears each phase end;
 ``plot(result, out_dir) -> list[Path]``
     its figures;
 ``report(result) -> str`` (optional)

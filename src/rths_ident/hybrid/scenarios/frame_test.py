@@ -242,10 +242,10 @@ def scenario_runner(build: Callable[[FrameTestConfig], HybridTest],
     ``_arrays["column_force"]`` (:func:`column_force_function`)."""
 
     def run_scenario(cfg, engine: str = "fused", compare: bool = True, progress=None, realtime: bool = False,
-                     test_record=None) -> dict:
+                     test_record=None, phases=None) -> dict:
         result = run_hybrid_test(cfg, build, engine=engine, compare=compare, progress=progress, realtime=realtime,
                                  describe=lambda test: {"floor_mass_kg": cfg.mass, "initial_error": cfg.initial_error},
-                                 test_record=test_record)
+                                 test_record=test_record, phases=phases)
         if column_under_test is not None and "_arrays" in result:
             result["_arrays"]["column_force"] = column_force_function(column_under_test(cfg), cfg.fast_rate)
         return result

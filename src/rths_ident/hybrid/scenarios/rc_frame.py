@@ -208,13 +208,13 @@ def describe(cfg: RCFrameConfig) -> dict:
 
 
 def run_scenario(cfg: RCFrameConfig, engine: str = "fused", compare: bool = True, progress=None,
-                 realtime: bool = False, test_record=None) -> dict:
+                 realtime: bool = False, test_record=None, phases=None) -> dict:
     """Run the test (an OpenSees NS needs the step-wise engine; so does ``realtime``);
     ``test_record``: where to record it (:func:`rths_ident.hybrid.results.run_scenario`)."""
     if engine == "fused" and cfg.ns != "native":
         raise ParameterError(f"rc-frame --ns {cfg.ns} runs in the step-wise engine only (use --engine stepwise)")
     return run_hybrid_test(cfg, build, engine=engine, compare=compare, progress=progress, realtime=realtime,
-                           describe=lambda test: describe(cfg), test_record=test_record)
+                           describe=lambda test: describe(cfg), test_record=test_record, phases=phases)
 
 
 def config_from_options(common: dict, options: dict) -> RCFrameConfig:
