@@ -527,10 +527,12 @@ def _exact_substeps(params, specimen_model, specimen_params, discretisation, com
     transition, gamma_u, gamma_held, gamma_ramp = discretisation
     for _ in range(substeps):  # static count: unrolled
         y, specimen_state, force_start = carry
-        # y·Φᵀ written as a broadcast sum: one fused kernel instead of a dot call
-        y_held = jnp.sum(transition * y[None, :], axis=1) + gamma_u * command + gamma_held * force_start
+        # Φ y written out as scalar sums (elementwise work XLA fuses; no dot call)
+        y_held = [sum(transition[i, j] * y[j] for j in range(5)) + gamma_u[i] * command
+                  + gamma_held[i] * force_start for i in range(5)]
         _, force_trial = specimen_model.step(specimen_params, specimen_state, ElementInputs(y_held[0], y_held[1]), h)
-        y_new = y_held + gamma_ramp * (force_trial - force_start)
+        rise = force_trial - force_start
+        y_new = jnp.stack([y_held[i] + gamma_ramp[i] * rise for i in range(5)])
         specimen_new, force_new = specimen_model.step(specimen_params, specimen_state,
                                                       ElementInputs(y_new[0], y_new[1]), h)
         carry = (y_new, specimen_new, jnp.asarray(force_new, dtype=jnp.float64))
