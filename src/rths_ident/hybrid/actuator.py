@@ -112,6 +112,11 @@ __all__ = [
     "actuator_step",
     "ideal_actuator_step",
     "actuator_run",
+    "with_discretisation",
+    "discretise",
+    "linear_part",
+    "ActuatorDiscretisation",
+    "INTEGRATORS",
     "raise_if_limit_exceeded",
     "limit_violation_message",
     "linear_state_matrices",
@@ -669,12 +674,20 @@ def ideal_actuator_step(params: TransferSystemParams, state: ActuatorState, inpu
     return new_state, outputs
 
 
+def with_discretisation(params: TransferSystemParams, dt) -> TransferSystemParams:
+    """``params`` with the exact integrator's discretisation for controller period ``dt``
+    filled in (unchanged for RK4 or when already given): call it once before a loop of
+    :func:`actuator_step` calls, so the matrix exponential is not taken in every step."""
+    if params.actuator.integrator != "exact" or params.discretisation is not None:
+        return params
+    return dataclasses.replace(params, discretisation=discretise(params.actuator, dt / params.actuator.substeps))
+
+
 def actuator_run(params: TransferSystemParams, state: ActuatorState, x_commands, dt):
     """``lax.scan`` of :func:`actuator_step` over a command record (one per period).
     Returns the final state and the outputs stacked along the first axis."""
 
-    if params.actuator.integrator == "exact" and params.discretisation is None:  # once, not per step
-        params = dataclasses.replace(params, discretisation=discretise(params.actuator, dt / params.actuator.substeps))
+    params = with_discretisation(params, dt)  # once, not in every step
 
     def body(s, inputs):
         return actuator_step(params, s, inputs, dt)

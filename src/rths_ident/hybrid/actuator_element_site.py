@@ -49,6 +49,7 @@ def _compiled_run(n_periods: int):
     periods with the command ramped from ``x_from`` to ``x_to`` (one compile per N)."""
 
     def run(params, state, x_from, x_to, dt_fast):
+        params = act.with_discretisation(params, dt_fast)  # the exact integrator's matrices, once
         fractions = jnp.arange(1, n_periods + 1, dtype=jnp.float64) / n_periods
         commands = x_from + fractions * (x_to - x_from)
 

@@ -34,7 +34,8 @@ def make_command_chunk(side) -> Callable:
         zeros = sensors.SensorInputs(jnp.zeros(ratio))
         sd, noise_x = sensors.sensor_step(fp["sensor_displacement"], fs["sensor_displacement"], zeros, dt_fast)
         sf, noise_f = sensors.sensor_step(fp["sensor_force"], fs["sensor_force"], zeros, dt_fast)
-        transfer_params = transfer_system_params(side, fp["actuator"], fp["specimen"])
+        transfer_params = transfer_system_params(side, fp["actuator"], fp["specimen"],
+                                                 fp.get("actuator_discretisation"))
 
         def fast_step(actuator_state, inputs):
             x_command, nx, nf = inputs
