@@ -12,6 +12,10 @@ import threading
 
 import pytest
 
+_HERE = str(pathlib.Path(__file__).resolve().parent)
+if _HERE not in sys.path:  # ``import _toy_ns`` under any import mode
+    sys.path.insert(0, _HERE)
+
 TIMEOUT_S = 5.0
 
 _HERE = str(pathlib.Path(__file__).parent)

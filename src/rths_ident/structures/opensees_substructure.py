@@ -180,6 +180,8 @@ class OpenSeesSubstructure:
     alpha_os_feedback : "load" (the interface force as an external load, default) or
         "weighted" (α_OS f_{n+1} + (1 − α_OS) f_n); AlphaOS only.
     system : OpenSees ``system`` (default ``"BandGeneral"``, as the thesis).
+    parameter_names, parameter_units : names and units of the θ̂ entries (what a remote
+        client is told; default: the OpenSees parameter names, units unknown).
     """
 
     def __init__(
@@ -198,6 +200,8 @@ class OpenSeesSubstructure:
         parameter_map: Sequence | None = None,
         alpha_os_feedback: str = "load",
         system: str = "BandGeneral",
+        parameter_names: Sequence[str] | None = None,
+        parameter_units: Sequence[str] | None = None,
     ):
         dt = float(dt)
         if not (math.isfinite(dt) and dt > 0.0):
@@ -278,6 +282,8 @@ class OpenSeesSubstructure:
         self._set_interface_load(np.zeros(self.n_interface))
 
         self._parameter_groups = self._attach_parameters(parameter_map)
+        self.parameter_names, self.parameter_units = self._parameter_labels(parameter_map, parameter_names,
+                                                                            parameter_units)
 
         ops.constraints("Transformation")
         ops.numberer("RCM")
@@ -395,6 +401,23 @@ class OpenSeesSubstructure:
                     next_tag += 1
             groups.append(group)
         return groups
+
+    @staticmethod
+    def _parameter_labels(parameter_map, names, units):
+        if parameter_map is None:
+            return (), None
+        count = len(parameter_map)
+        if names is None:
+            names = [(entry if isinstance(entry, ElementParameter) else list(entry)[0]).name for entry in parameter_map]
+        names = tuple(str(n) for n in names)
+        if len(names) != count:
+            raise ParameterError(f"parameter_names must name the {count} parameter_map entries; got {names!r}")
+        if units is not None:
+            units = tuple(str(u) for u in units)
+            if len(units) != count:
+                raise ParameterError(f"parameter_units must give the {count} parameter_map entries' units; "
+                                     f"got {units!r}")
+        return names, units
 
     def _kinematics(self, pairs):
         ops = self._ops

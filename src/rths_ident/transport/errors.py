@@ -18,7 +18,14 @@ from __future__ import annotations
 
 
 class TransportError(ConnectionError):
-    """A connection could not be made or a message could not be exchanged."""
+    """A connection could not be made or a message could not be exchanged.
+
+    ``slow_index`` and ``time`` [s] say where in a test it happened, when the raiser
+    knows (e.g. :class:`~rths_ident.transport.remote_substructure.RemoteSubstructure`);
+    otherwise None."""
+
+    slow_index: int | None = None
+    time: float | None = None
 
     advice = "check that the peer process is running and reachable, then start the test again"
 

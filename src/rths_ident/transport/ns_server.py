@@ -1,0 +1,292 @@
+"""A server that holds a numerical substructure (NS) for a loop in another process.
+
+:class:`NSServer` listens on one TCP port (127.0.0.1 unless told otherwise) and serves
+connections one after the other; each connection is a *session* with a fresh NS built by
+``make_ns(setup)`` — any object of the
+:class:`~rths_ident.structures.numerical_substructure.NumericalSubstructure` protocol
+(duck-typed: this module imports nothing outside NumPy, the standard library and the
+transport package). Two wires:
+
+``"framed"`` (default)
+    the session protocol of :mod:`~rths_ident.transport.ns_messages`: the client's HELLO
+    carries the setup, the server answers with its HELLO and the initial target; then
+    FEEDBACK → TARGET (+ the step's log), PARAMETERS → PARAMETERS (acknowledged), SHUTDOWN
+    → SHUTDOWN. An exception of the NS goes back as ERROR with its text (and the slow step
+    and time) and ends the session. A connection whose first message is SHUTDOWN stops
+    the server.
+``"seed000"``
+    seed 000's bytes (digest 000 §7, §12.1): per slow step the client sends the n
+    interface forces as big-endian float64, the server steps the NS and sends n
+    big-endian float64 back (the next target, or with ``seed000_reply="displacement"``
+    the interface displacement after the step, ``nodeDisp`` as the thesis' script
+    sends). Nothing on this wire carries the setup or the record: they come from
+    ``seed000_setup`` (the model file). The session ends when the client closes the
+    connection between two messages.
+
+Every wait is bounded by ``timeout_s``: for a client to connect and for each of its
+messages.
+"""
+
+from __future__ import annotations
+
+import socket
+import sys
+import time as _time
+from typing import Callable
+
+import numpy as np
+
+from rths_ident.transport import ns_messages as nsm
+from rths_ident.transport.errors import ProtocolError, TransportError
+from rths_ident.transport.framed import MessageType
+from rths_ident.transport.framed_channel import FramedChannel
+from rths_ident.transport.seed000 import Seed000Channel
+from rths_ident.transport.tcp import serve as listen
+
+#: default port of the NS server (seed 000's OpenSeesPy server, digest 000 §7)
+DEFAULT_PORT = 8090
+#: default time limit [s] for a client to connect and for each of its messages
+DEFAULT_TIMEOUT_S = 300.0
+WIRES = ("framed", "seed000")
+SEED000_REPLIES = ("target", "displacement")
+
+
+def _describe_exception(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def ground_accel_function(setup: dict) -> Callable[[float], float]:
+    """ẍ_g(t) [m/s²] from a setup's ``ground_accel`` (samples at ``record_dt``, default
+    ``dt``, from t = 0): linear interpolation, ramping to 0 over one sample interval after
+    the last sample (as an OpenSees ``Path`` series with a trailing zero)."""
+    record = setup.get("ground_accel")
+    if record is None:
+        return lambda t: 0.0
+    values = np.append(np.asarray(record, dtype=float).ravel(), 0.0)
+    record_dt = float(setup.get("record_dt") or setup["dt"])
+    times = record_dt * np.arange(values.size)
+    return lambda t: float(np.interp(t, times, values, right=0.0))
+
+
+class NSServer:
+    """Serve ``make_ns(setup)`` sessions on ``host:port`` (module doc).
+
+    make_ns : ``setup (dict) -> NumericalSubstructure``.
+    wire : ``"framed"`` or ``"seed000"``.
+    seed000_setup : the setup of every seed 000 session (``dt`` [s], ``ground_accel``
+        [m/s²], ``record_dt`` [s]); required with ``wire="seed000"``.
+    seed000_reply : ``"target"`` or ``"displacement"`` (``log["interface_displacement"]``).
+    model : a name for the HELLO and the messages (e.g. the model file).
+    log : where progress lines go (default: stderr).
+    """
+
+    def __init__(self, make_ns: Callable[[dict], object], *, host: str = "127.0.0.1", port: int = DEFAULT_PORT,
+                 wire: str = "framed", timeout_s: float = DEFAULT_TIMEOUT_S, seed000_setup: dict | None = None,
+                 seed000_reply: str = "target", model: str = "", log: Callable[[str], None] | None = None):
+        if wire not in WIRES:
+            raise ValueError(f"wire = {wire!r}: expected one of {', '.join(WIRES)}")
+        if seed000_reply not in SEED000_REPLIES:
+            raise ValueError(f"seed000_reply = {seed000_reply!r}: expected one of {', '.join(SEED000_REPLIES)}")
+        if wire == "seed000":
+            if not seed000_setup or not seed000_setup.get("dt"):
+                raise ValueError("seed 000 wire: the setup (dt, ground_accel) must come from the model, nothing on "
+                                 "that wire carries it (seed000_setup needs at least 'dt')")
+        if not (timeout_s > 0):
+            raise ValueError(f"timeout_s must be > 0 s, got {timeout_s!r}")
+        self.make_ns = make_ns
+        self.wire = wire
+        self.timeout_s = float(timeout_s)
+        self.seed000_setup = seed000_setup
+        self.seed000_reply = seed000_reply
+        self.model = model
+        self._log = log or (lambda line: print(line, file=sys.stderr, flush=True))
+        self.listener = listen(host, port, self.timeout_s)
+        self.sessions = 0
+        self.failures: list[str] = []
+
+    @property
+    def address(self) -> tuple[str, int]:
+        return self.listener.address
+
+    def close(self) -> None:
+        self.listener.close()
+
+    def __enter__(self) -> NSServer:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    # -- the loop over connections ---------------------------------------------------
+    def serve(self, max_sessions: int | None = None) -> int:
+        """Serve sessions until a stop request (framed: a connection opening with
+        SHUTDOWN) or ``max_sessions``; returns the number served. A session that fails
+        is logged and kept in :attr:`failures`; the server goes on with the next one.
+        The listening socket is closed when this returns (or raises).
+
+        Raises:
+            TransportTimeout: no client connected within ``timeout_s``.
+        """
+        try:
+            return self._serve(max_sessions)
+        finally:
+            self.close()
+
+    def _serve(self, max_sessions: int | None) -> int:
+        host, port = self.address
+        while max_sessions is None or self.sessions < max_sessions:
+            conn = self.listener.accept()
+            with conn:
+                peer = "%s:%d" % conn.getpeername()[:2]
+                number = self.sessions + 1
+                try:
+                    if self.wire == "framed":
+                        stop = self._framed_session(conn, number, peer)
+                    else:
+                        self._seed000_session(conn, number, peer)
+                        stop = False
+                except TransportError as exc:
+                    self.failures.append(f"session {number} ({peer}): {exc}")
+                    self._log(f"ns server {host}:{port}: session {number} ({peer}) ended: {exc}")
+                    stop = False
+            if stop:
+                self._log(f"ns server {host}:{port}: stop requested by {peer}")
+                break
+            self.sessions += 1
+        return self.sessions
+
+    # -- framed ----------------------------------------------------------------------
+    def _framed_session(self, conn: socket.socket, number: int, peer: str) -> bool:
+        channel = FramedChannel(conn)
+        first = channel.receive()
+        if first.message_type is MessageType.SHUTDOWN:
+            channel.send(MessageType.SHUTDOWN)
+            return True
+        if first.message_type is not MessageType.HELLO:
+            text = f"expected HELLO (or SHUTDOWN) as the first message, got {first.message_type.name}"
+            channel.send(MessageType.ERROR, text)
+            raise ProtocolError(text)
+        try:
+            nsm.check_hello(first.value, nsm.CLIENT_ROLE)
+            setup = nsm.setup_from_json(first.value.get("setup", {}))
+        except ProtocolError as exc:
+            channel.send(MessageType.ERROR, str(exc))
+            raise
+        try:
+            ns = self.make_ns(setup)
+        except Exception as exc:  # the model's own error, reported to the client
+            text = f"building the numerical substructure failed: {_describe_exception(exc)}"
+            self._report(channel, number, peer, text)
+            return False
+        try:
+            return self._framed_steps(channel, ns, number, peer)
+        finally:
+            ns.close()
+
+    def _framed_steps(self, channel: FramedChannel, ns, number: int, peer: str) -> bool:
+        try:
+            names = [str(n) for n in (getattr(ns, "parameter_names", None) or ())]
+            units = getattr(ns, "parameter_units", None)
+            hello = {"protocol": nsm.PROTOCOL, "version": nsm.PROTOCOL_VERSION, "role": nsm.SERVER_ROLE,
+                     "n_interface": int(ns.n_interface), "dt": float(ns.dt), "parameter_names": names,
+                     "parameter_units": None if units is None else [str(u) for u in units], "model": self.model}
+            initial = np.asarray(ns.initial_target(), dtype=np.float64).reshape(-1)
+        except Exception as exc:
+            self._report(channel, number, peer, f"reading the numerical substructure failed: {_describe_exception(exc)}")
+            return False
+        channel.send(MessageType.HELLO, hello)
+        channel.send(MessageType.TARGET, initial)
+        n = int(ns.n_interface)
+        dt = float(ns.dt)
+        layout = None
+        k = 0
+        while True:
+            message = channel.receive()
+            kind = message.message_type
+            where = f"slow step {k} (t = {(k + 1) * dt:.6g} s)"
+            if kind is MessageType.FEEDBACK:
+                values = message.value
+                if values.size != n + 1:
+                    text = (f"{where}: FEEDBACK must carry {n} interface force(s) and the ground acceleration "
+                            f"({n + 1} float64), got {values.size}")
+                    self._report(channel, number, peer, text)
+                    return False
+                try:
+                    target, log = ns.step(values[:n].copy(), float(values[n]))
+                    target = np.asarray(target, dtype=np.float64).reshape(-1)
+                    this_layout = nsm.log_layout(log)
+                    log_values = nsm.flatten_log(log)
+                except Exception as exc:
+                    self._report(channel, number, peer, f"{where}: {_describe_exception(exc)}")
+                    return False
+                if this_layout != layout:
+                    channel.send(MessageType.HELLO, {"log": this_layout})
+                    layout = this_layout
+                channel.send(MessageType.TARGET, np.concatenate([target, log_values]))
+                k += 1
+            elif kind is MessageType.PARAMETERS:
+                try:
+                    ns.apply_parameters(message.value.copy())
+                except Exception as exc:
+                    self._report(channel, number, peer, f"parameters before {where}: {_describe_exception(exc)}")
+                    return False
+                channel.send(MessageType.PARAMETERS, message.value)
+            elif kind is MessageType.HEARTBEAT:
+                continue
+            elif kind is MessageType.SHUTDOWN:
+                channel.send(MessageType.SHUTDOWN)
+                self._log(f"ns server: session {number} ({peer}) done after {k} slow steps")
+                return False
+            else:
+                text = f"{where}: unexpected {kind.name} message (expected FEEDBACK, PARAMETERS or SHUTDOWN)"
+                self._report(channel, number, peer, text)
+                return False
+
+    def _report(self, channel: FramedChannel, number: int, peer: str, text: str) -> None:
+        """Send ERROR with ``text`` (the session ends) and log it."""
+        self.failures.append(f"session {number} ({peer}): {text}")
+        self._log(f"ns server: session {number} ({peer}) failed: {text}")
+        try:
+            channel.send(MessageType.ERROR, text)
+        except TransportError as exc:
+            self._log(f"ns server: could not send the error to {peer}: {exc}")
+
+    # -- seed 000 --------------------------------------------------------------------
+    def _seed000_session(self, conn: socket.socket, number: int, peer: str) -> None:
+        setup = dict(self.seed000_setup)
+        ground_accel = ground_accel_function(setup)
+        ns = self.make_ns(setup)
+        try:
+            n = int(ns.n_interface)
+            dt = float(ns.dt)
+            channel = Seed000Channel(conn, n=n)
+            k = 0
+            start = _time.perf_counter()
+            while True:
+                try:
+                    if conn.recv(1, socket.MSG_PEEK) == b"":  # closed between two messages: the end
+                        break
+                except socket.timeout:
+                    raise TransportError(f"seed 000 session {number} ({peer}): no force within {self.timeout_s} s "
+                                         f"at slow step {k}") from None
+                force = channel.receive()
+                t = (k + 1) * dt
+                try:
+                    target, log = ns.step(force, ground_accel(t))
+                except Exception as exc:
+                    # nothing on this wire carries an error: close, and say it here
+                    raise TransportError(f"slow step {k} (t = {t:.6g} s): {_describe_exception(exc)} — "
+                                         "closing the connection (seed 000 has no error message)") from exc
+                if self.seed000_reply == "target":
+                    reply = target
+                else:
+                    reply = log["interface_displacement"]
+                channel.send(np.asarray(reply, dtype=np.float64).reshape(n))
+                k += 1
+            self._log(f"ns server: seed 000 session {number} ({peer}) done after {k} slow steps "
+                      f"({_time.perf_counter() - start:.3g} s)")
+        finally:
+            ns.close()
+
+
+__all__ = ["DEFAULT_PORT", "DEFAULT_TIMEOUT_S", "NSServer", "SEED000_REPLIES", "WIRES", "ground_accel_function"]

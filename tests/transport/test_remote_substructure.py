@@ -1,0 +1,165 @@
+"""RemoteSubstructure against an NSServer in a thread: the same numbers as the same NS in
+process (bit for bit: float64 crosses the wire unchanged), parameter updates
+acknowledged, and every failure one clear TransportError naming the server, the slow
+step and the time."""
+
+from __future__ import annotations
+
+import socket
+
+import numpy as np
+import pytest
+from _toy_ns import ToySDOF
+
+from rths_ident.transport import PeerClosedError, ProtocolError, RemoteError, TransportError
+from rths_ident.transport.ns_server import NSServer
+from rths_ident.transport.remote_substructure import RemoteSubstructure, parse_address, stop_server
+
+TIMEOUT_S = 5.0
+
+
+def start_server(peer_thread, make_ns=None, sessions=1):
+    made = []
+
+    def make(setup):
+        ns = (make_ns or (lambda s: ToySDOF(dt=s["dt"])))(setup)
+        made.append((setup, ns))
+        return ns
+
+    server = NSServer(make, port=0, timeout_s=TIMEOUT_S, model="toy", log=lambda line: None)
+    thread = peer_thread(lambda: server.serve(max_sessions=sessions))
+    return server, thread, made
+
+
+def drive(ns, ground, forces, update_at=None):
+    targets, logs = [ns.initial_target()], []
+    for k, (ag, f) in enumerate(zip(ground, forces)):
+        if update_at is not None and k == update_at:
+            ns.apply_parameters([2.5e4])
+        target, log = ns.step([f], ag)
+        targets.append(target)
+        logs.append(log)
+    return np.array(targets), logs
+
+
+def test_remote_equals_in_process_bit_for_bit(peer_thread):
+    rng = np.random.default_rng(7)
+    ground = rng.normal(0.0, 3.0, 60)  # m/s²
+    forces = rng.normal(0.0, 50.0, 60)  # N
+    server, thread, made = start_server(peer_thread)
+    remote = RemoteSubstructure(*server.address, {"dt": 0.01, "ground_accel": ground}, dt=0.01, n_interface=1,
+                                model="toy")
+    assert (remote.parameter_names, remote.parameter_units) == (("k",), ("N/m",))
+    remote_targets, remote_logs = drive(remote, ground, forces, update_at=20)
+    remote.close()
+    assert thread.result() == 1
+    setup, served = made[0]
+    np.testing.assert_array_equal(setup["ground_accel"], ground)  # the record arrived exactly (JSON repr)
+    assert served.closed and served.k == 2.5e4
+    local_targets, local_logs = drive(ToySDOF(dt=0.01), ground, forces, update_at=20)
+    np.testing.assert_array_equal(remote_targets, local_targets)
+    for got, want in zip(remote_logs, local_logs):
+        assert list(got) == list(want)
+        for name in want:
+            assert got[name].dtype == want[name].dtype and got[name].shape == want[name].shape
+            np.testing.assert_array_equal(got[name], want[name])
+
+
+def test_remote_exception_text_reaches_the_client_with_step_and_time(peer_thread):
+    server, thread, made = start_server(peer_thread, lambda s: ToySDOF(dt=0.02, fail_above=100.0))
+    remote = RemoteSubstructure(*server.address, {"dt": 0.02})
+    remote.step([1.0], 0.0)
+    remote.step([2.0], 0.0)
+    with pytest.raises(RemoteError) as info:
+        remote.step([500.0], 0.0)
+    message = str(info.value)
+    assert "slow step 2 (t = 0.06 s)" in message
+    assert "RuntimeError: analysis diverged: feedback 500 N" in message
+    assert f"127.0.0.1:{server.address[1]}" in message
+    assert (info.value.slow_index, info.value.time) == (2, pytest.approx(0.06))
+    assert "\n" not in message
+    with pytest.raises(TransportError, match="failed earlier"):
+        remote.step([0.0], 0.0)
+    remote.close()
+    thread.result()
+    assert made[0][1].closed  # the server closed its NS when the session failed
+    assert "analysis diverged" in server.failures[0]
+
+
+def test_rejected_parameters_are_an_error_not_a_silent_no_op(peer_thread):
+    server, thread, _ = start_server(peer_thread)
+    remote = RemoteSubstructure(*server.address, {"dt": 0.01})
+    with pytest.raises(ValueError, match="estimate must be 1 values"):
+        remote.apply_parameters([1.0, 2.0])  # checked here, against the names the server announced
+    with pytest.raises(RemoteError, match=r"applying parameters before slow step 0 .*ValueError: k must be > 0"):
+        remote.apply_parameters([-1.0])
+    remote.close()
+    thread.result()
+
+
+def test_server_that_dies_mid_test_gives_a_peer_closed_error_naming_the_step(peer_thread):
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(TIMEOUT_S)
+    port = listener.getsockname()[1]
+
+    def fake_server():
+        # a real session for 3 steps, then the process "dies" (the socket closes)
+        from rths_ident.transport.framed import MessageType
+        from rths_ident.transport.framed_channel import FramedChannel
+
+        conn, _ = listener.accept()
+        conn.settimeout(TIMEOUT_S)
+        channel = FramedChannel(conn)
+        channel.receive()
+        channel.send(MessageType.HELLO, {"protocol": "rths-ns", "version": 1, "role": "ns-server", "n_interface": 1,
+                                         "dt": 0.02, "parameter_names": [], "model": "dies"})
+        channel.send(MessageType.TARGET, [0.0])
+        channel.send(MessageType.HELLO, {"log": []})
+        for _ in range(3):
+            channel.receive()
+            channel.send(MessageType.TARGET, [0.0])
+        channel.receive()
+        conn.close()
+        listener.close()
+
+    thread = peer_thread(fake_server)
+    remote = RemoteSubstructure("127.0.0.1", port, {})
+    for _ in range(3):
+        remote.step([0.0], 0.0)
+    with pytest.raises(PeerClosedError, match=r"at 127\.0\.0\.1:\d+, in slow step 3 \(t = 0\.08 s\): peer closed"):
+        remote.step([0.0], 0.0)
+    remote.close()  # after a failure: closes the socket, no error
+    thread.result()
+
+
+def test_mismatched_expectations_and_refused_connections_are_one_line_errors(peer_thread):
+    server, thread, _ = start_server(peer_thread)
+    with pytest.raises(ProtocolError, match=r"the server's dt is 0\.01, this loop needs 0\.02"):
+        RemoteSubstructure(*server.address, {"dt": 0.01}, dt=0.02)
+    thread.result()
+    with pytest.raises(TransportError, match="refused — is the server running"):
+        RemoteSubstructure(*server.address, {"dt": 0.01})
+
+
+def test_a_setup_the_model_cannot_build_is_reported_at_set_up(peer_thread):
+    server, thread, _ = start_server(peer_thread, lambda s: ToySDOF(dt=s["dt"], m=s["mass"]))
+    with pytest.raises(RemoteError, match=r"setting up the session: .*building the numerical substructure failed: "
+                                          r"KeyError: 'mass'"):
+        RemoteSubstructure(*server.address, {"dt": 0.01})
+    thread.result()
+
+
+def test_stop_request_ends_the_server(peer_thread):
+    server, thread, _ = start_server(peer_thread, sessions=None)
+    with RemoteSubstructure(*server.address, {"dt": 0.01}) as remote:
+        remote.step([0.0], 0.0)
+    stop_server(*server.address)
+    assert thread.result() == 1
+
+
+def test_parse_address():
+    assert parse_address("127.0.0.1:8091") == ("127.0.0.1", 8091)
+    assert parse_address("localhost", default_port=8090) == ("localhost", 8090)
+    for bad in ("127.0.0.1:x", "127.0.0.1:0", ":80", "host:70000"):
+        with pytest.raises(ValueError, match="HOST:PORT"):
+            parse_address(bad)
