@@ -148,10 +148,12 @@ def _add_bench_command(subparsers: argparse._SubParsersAction) -> None:
 def _add_serve_command(subparsers: argparse._SubParsersAction) -> None:
     """The ``serve`` group (servers for another process); each subcommand's module
     registers itself on the group's subparsers."""
+    from rths_ident.serve_ns_command import add_serve_ns_parser  # noqa: PLC0415
     from rths_ident.serve_site_command import add_serve_site_parser  # noqa: PLC0415
 
     parser = subparsers.add_parser("serve", help="serve a substructure or a site to another process over TCP")
-    actions = parser.add_subparsers(dest="serve_action", metavar="{site}", required=True)
+    actions = parser.add_subparsers(dest="serve_action", metavar="{ns,site}", required=True)
+    add_serve_ns_parser(actions)
     add_serve_site_parser(actions)
 
 

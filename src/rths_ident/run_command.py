@@ -110,8 +110,8 @@ def _parameter_lines(result: dict) -> list[str]:
 COMMON = ("record", "record_dt", "record_units", "duration", "compensation", "transition", "fast_rate", "slow_rate", "seed", "identifier_rate",
           "transfer_system", "updating")
 #: every scenario-specific option the parser knows (each scenario lists those it takes)
-SCENARIO_OPTIONS = ("floor_mass", "initial_error", "parameter_error", "case", "ns", "ns_model", "integrator",
-                    "damping", "column_model", "controller", "scale", "uncertain", "convention", "site",
+SCENARIO_OPTIONS = ("floor_mass", "initial_error", "parameter_error", "case", "ns", "ns_address", "ns_model",
+                    "integrator", "damping", "column_model", "controller", "scale", "uncertain", "convention", "site",
                     "kinematics", "envelope", "rig_mode", "topology", "specimen_inertia")
 
 
@@ -304,7 +304,11 @@ def add_run_command(subparsers: argparse._SubParsersAction) -> None:
                         help="rig-bridge: spring topology of the two deck masses (seed 002 Fig. 6-7 is missing; "
                         "A, the default, grounds mass 1)")
     parser.add_argument("--ns", default=None,
-                        help="numerical substructure: native (JAX, default) or opensees (OpenSeesPy in this process)")
+                        help="numerical substructure: native (JAX, default), opensees (OpenSeesPy in this process) or "
+                        "opensees-tcp (OpenSeesPy in a 'rths-ident serve ns' process: the same numbers)")
+    parser.add_argument("--ns-address", metavar="HOST:PORT", default=None,
+                        help="with --ns opensees-tcp: a running 'rths-ident serve ns' (default: start one for the run "
+                        "on 127.0.0.1 and stop it after)")
     parser.add_argument("--ns-model", default=None,
                         help="rc-frame with --ns opensees: linear (the thesis' elastic frame, default) or nonlinear "
                         "(fiber columns)")

@@ -62,7 +62,7 @@ from rths_ident.models import DegradingBoucWen
 SCENARIO = "bw-frame"
 DESCRIPTION = "seed 001's frame with degrading Bouc-Wen columns (seed 000 Case 4, scaled), joint-UKF updating"
 #: scenario-specific command-line options (beyond the common ones); parameter_error -> initial_error
-OPTIONS = ("floor_mass", "parameter_error", "column_model", "ns", "integrator")
+OPTIONS = ("floor_mass", "parameter_error", "column_model", "ns", "ns_address", "integrator")
 COLUMN_MODELS = ("degrading-boucwen", "boucwen")
 #: the standard Bouc–Wen column of ``column_model="boucwen"`` (OpenSees ``BoucWen``'s twin):
 #: α, A, β [1/m], γ [1/m], n — z_u = A/(β+γ) = 1 cm
@@ -225,6 +225,16 @@ def column_under_test(cfg: BWFrameConfig) -> ColumnUnderTest:
         interface_stiffness=lambda estimate: estimate[0], guards=guards, actuator=actuator,
         extra_metrics=extra_metrics, identifier_log=identified_dissipated_energy,
     )
+
+
+#: the configuration class (what a remote NS server rebuilds from the wire)
+CONFIG = BWFrameConfig
+
+
+def opensees_substructure(cfg: BWFrameConfig, variant: str, ground_accel):
+    """The OpenSeesPy frame as the NS for ``variant`` (``ground_accel`` at t_1 … t_N): in
+    process for ``--ns opensees``, on the server for ``--ns opensees-tcp``."""
+    return frame_test.opensees_frame_ns(cfg, column_under_test(cfg), variant, ground_accel)
 
 
 def build(cfg: BWFrameConfig) -> HybridTest:

@@ -31,7 +31,7 @@ import numpy as np
 from rths_ident.hybrid.hybrid_test import HybridTest, NativeNS, native_substructure
 from rths_ident.hybrid.model_updating import UpdateGuards
 from rths_ident.hybrid.results import run_scenario as run_hybrid_test
-from rths_ident.hybrid.scenarios import components
+from rths_ident.hybrid.scenarios import components, remote_ns
 from rths_ident.hybrid.scenarios.components import NATIVE_INTEGRATORS
 from rths_ident.hybrid.scenarios.config import HybridTestConfig
 from rths_ident.estimators.online_identifier import OnlineIdentifier
@@ -40,8 +40,9 @@ from rths_ident._params import ParameterError, units_of
 from rths_ident.structures import ShearBuilding, StoreyColumns, partition_column, set_column_params
 from rths_ident.structures.numerical_substructure import native_ns_step
 from rths_ident.structures.structure import with_changes
+from rths_ident.transport.remote_substructure import parse_address
 
-NS_KINDS = ("native", "opensees")
+NS_KINDS = ("native", "opensees", "opensees-tcp")
 
 
 
@@ -59,7 +60,8 @@ class FrameTestConfig(HybridTestConfig):
     columns_per_storey: int = 3  # … of 3 columns (2 bays)
     tested_column: int = -1  # which ground-storey column is tested (Python index; −1 = the right-most)
     integrator: str = "alpha-os"  # of the NS (and the reference): alpha-os | newmark-explicit | central-difference
-    ns: str = "native"  # native (JAX) or opensees (the same frame in OpenSeesPy; step-wise engine)
+    ns: str = "native"  # native (JAX), opensees (the same frame in OpenSeesPy; step-wise engine) or opensees-tcp
+    ns_address: str | None = None  # "HOST:PORT" of a running `rths-ident serve ns` (opensees-tcp); None: start one
 
     def __post_init__(self):
         super().__post_init__()
@@ -74,10 +76,22 @@ class FrameTestConfig(HybridTestConfig):
         if not (isinstance(self.tested_column, int)
                 and -self.columns_per_storey <= self.tested_column < self.columns_per_storey):
             self.bad("tested_column", f"a column index in [−{self.columns_per_storey}, {self.columns_per_storey})")
+        if self.ns_address is not None:
+            if self.ns != "opensees-tcp":
+                self.bad("ns_address", "None unless ns = 'opensees-tcp' (the address of its server)")
+            try:
+                parse_address(self.ns_address)
+            except ValueError:
+                self.bad("ns_address", "HOST:PORT with PORT in 1…65535")
         if self.floor_mass is not None and not (np.isfinite(self.floor_mass) and self.floor_mass > 0):
             self.bad("floor_mass", "a positive mass in kg")
         if not (0.0 <= self.rayleigh_zeta < 1.0):
             self.bad("rayleigh_zeta", "a damping ratio in [0, 1)")
+
+    def program_key(self):
+        """The loop's program does not depend on where the OpenSees NS runs."""
+        return dataclasses.replace(super().program_key(), ns_address=None,
+                                   ns="opensees" if self.ns == "opensees-tcp" else self.ns)
 
     @property
     def mass(self) -> float:
@@ -175,9 +189,12 @@ def build(cfg: FrameTestConfig, column: ColumnUnderTest) -> HybridTest:
     )
     if cfg.ns == "opensees":
         check_opensees_twin(cfg, column)
-        a0 = float(true_frame.rayleigh_damping(cfg.rayleigh_zeta, (1, 2))[1])
-        return test._replace(native_ns=None, make_ns=lambda variant: opensees_frame_ns(
-            cfg, column, variant, np.asarray(part.params.damping), a0, ground_accel))
+        return test._replace(native_ns=None, make_ns=lambda variant: opensees_frame_ns(cfg, column, variant,
+                                                                                        ground_accel))
+    if cfg.ns == remote_ns.REMOTE:
+        check_opensees_twin(cfg, column)
+        return test._replace(native_ns=None, make_ns=lambda variant: remote_ns.remote_substructure(
+            cfg, variant, ground_accel))
     return test._replace(make_ns=lambda variant: native_substructure(test, variant))
 
 
@@ -195,11 +212,20 @@ def check_opensees_twin(cfg: FrameTestConfig, column: ColumnUnderTest) -> None:
                              f"{column.model.__name__} (updatable: {', '.join(UPDATABLE[column.model])})")
 
 
-def opensees_frame_ns(cfg: FrameTestConfig, column: ColumnUnderTest, variant: str, damping, a0: float,
-                      ground_accel):
-    """The numerical substructure as an OpenSeesPy model: the frame without its tested
-    column, the columns as OpenSees twin materials, the native C (a0 M + storey
-    dashpots), identified fields pushed into every column's material through
+def opensees_damping(cfg: FrameTestConfig, column: ColumnUnderTest) -> tuple[np.ndarray, float]:
+    """The NS's damping for OpenSees: the native partition's C [N·s/m] (Rayleigh on the
+    true frame, modes 1–2) and its mass-proportional coefficient a0 [1/s]."""
+    true_frame = cfg.frame(column.model, column.true_column)
+    damping, a0 = true_frame.rayleigh_damping(cfg.rayleigh_zeta, (1, 2))[:2]
+    part = partition_column(cfg.frame(column.model, column.initial_column), storey=1, column=cfg.tested_column,
+                            damping=damping)
+    return np.asarray(part.params.damping), float(a0)
+
+
+def opensees_frame_ns(cfg: FrameTestConfig, column: ColumnUnderTest, variant: str, ground_accel):
+    """The numerical substructure as an OpenSeesPy model (``ground_accel`` at t_1 … t_N,
+    as the test's): the frame without its tested column, the columns as OpenSees twin
+    materials, the native C (a0 M + storey dashpots, :func:`opensees_damping`), identified fields pushed into every column's material through
     ``updateParameter``. α-OS weights the interface force like an internal force, as
     the native scheme does; OpenSees commits its elements at the corrected displacement
     (the native scheme at the predictor) and has no splitting stiffness for the
@@ -211,6 +237,7 @@ def opensees_frame_ns(cfg: FrameTestConfig, column: ColumnUnderTest, variant: st
         OpenSeesSubstructure,
     )
 
+    damping, a0 = opensees_damping(cfg, column)
     params = column.true_column if variant == "oracle" else column.initial_column
     per_storey = [cfg.columns_per_storey - 1] + [cfg.columns_per_storey] * (cfg.storeys - 1)
     storeys = [[(column.model, params)] * count for count in per_storey]
@@ -226,7 +253,7 @@ def opensees_frame_ns(cfg: FrameTestConfig, column: ColumnUnderTest, variant: st
     options = {"alpha_os_feedback": "weighted"} if cfg.integrator == "alpha-os" else {}
     ns = OpenSeesSubstructure(build, (1, 1), 1.0 / cfg.slow_rate, ground_accel=np.concatenate([[0.0], ground_accel]),
                               integrator=cfg.integrator, response=tuple((i, 1) for i in range(1, cfg.storeys + 1)),
-                              parameter_map=parameter_map, **options)
+                              parameter_map=parameter_map, parameter_names=column.param_names, **options)
     if tuple(tags) != column_tags:
         ns.close()
         raise RuntimeError(f"unexpected OpenSees column tags {tags}")
@@ -243,9 +270,11 @@ def scenario_runner(build: Callable[[FrameTestConfig], HybridTest],
 
     def run_scenario(cfg, engine: str = "fused", compare: bool = True, progress=None, realtime: bool = False,
                      test_record=None, phases=None) -> dict:
-        result = run_hybrid_test(cfg, build, engine=engine, compare=compare, progress=progress, realtime=realtime,
-                                 describe=lambda test: {"floor_mass_kg": cfg.mass, "initial_error": cfg.initial_error},
-                                 test_record=test_record, phases=phases)
+        with remote_ns.ns_server_for(cfg) as served:  # opensees-tcp: its server lives as long as the run
+            result = run_hybrid_test(served, build, engine=engine, compare=compare, progress=progress,
+                                     realtime=realtime, test_record=test_record, phases=phases,
+                                     describe=lambda test: {"floor_mass_kg": served.mass,
+                                                            "initial_error": served.initial_error})
         if column_under_test is not None and "_arrays" in result:
             result["_arrays"]["column_force"] = column_force_function(column_under_test(cfg), cfg.fast_rate)
         return result

@@ -20,7 +20,11 @@ Numerical substructure (``ns``):
   (the thesis' elastic option) or ``"nonlinear"`` (fiber columns, Concrete02/Steel02),
   integrators AlphaOS, explicit Newmark or Newmark with a fixed number of iterations
   (:class:`~rths_ident.structures.opensees_substructure.OpenSeesSubstructure`); the
-  step-wise engine only.
+  step-wise engine only;
+* ``"opensees-tcp"``: the same OpenSeesPy frame in another process
+  (``rths-ident serve ns``, started for the run unless ``ns_address`` = ``"HOST:PORT"``
+  names a running one), over the framed protocol: the same numbers as ``"opensees"``
+  (:mod:`rths_ident.hybrid.scenarios.remote_ns`).
 
 Damping: 5 % modal, as the thesis (``modalDamping``), or the source's stiffness-proportional
 alternative (``damping="rayleigh"``). OpenSees' ``AlphaOS`` applies ``modalDamping`` with
@@ -61,7 +65,7 @@ from rths_ident.hybrid.engine import run_stepwise
 from rths_ident.hybrid.hybrid_test import HybridTest, NativeNS
 from rths_ident.hybrid.model_updating import UpdateGuards
 from rths_ident.hybrid.results import run_scenario as run_hybrid_test
-from rths_ident.hybrid.scenarios import components
+from rths_ident.hybrid.scenarios import components, remote_ns
 from rths_ident.hybrid.scenarios.components import NATIVE_INTEGRATORS
 from rths_ident.hybrid.scenarios.config import HybridTestConfig
 from rths_ident.hybrid.virtual_site import null_identifier
@@ -69,12 +73,13 @@ from rths_ident.models import DegradingBoucWen
 from rths_ident.structures.numerical_substructure import NativeSubstructure, native_ns_step
 from rths_ident.structures.rc_frame import rc_frame_structure
 from rths_ident.structures.structure import with_changes
+from rths_ident.transport.remote_substructure import parse_address
 
 SCENARIO = "rc-frame"
 DESCRIPTION = "seed 000 Case 4: 3-storey 2-bay RC frame (native linear or OpenSeesPy), degrading Bouc-Wen column tested"
 #: scenario-specific command-line options (beyond the common ones)
-OPTIONS = ("case", "ns", "ns_model", "integrator", "damping")
-NS_KINDS = ("native", "opensees")
+OPTIONS = ("case", "ns", "ns_address", "ns_model", "integrator", "damping")
+NS_KINDS = ("native", "opensees", "opensees-tcp")
 NS_MODELS = ("linear", "nonlinear")
 INTEGRATORS = ("alpha-os", "newmark-explicit", "central-difference", "newmark-fixed-iter")
 FLOORS = ("floor1", "floor2", "floor3")
@@ -98,6 +103,7 @@ class RCFrameConfig(HybridTestConfig):
     damping: str = "modal"  # 5 % modal (the thesis), or "rayleigh": the source's stiffness-proportional 2ζ/ω₁ K
     newmark_iterations: int = 3  # Newton iterations per step of newmark-fixed-iter (seed 000 §4.7.4)
     design_drift: float = 0.10  # m: interface drift the actuator is sized for (stroke ±2×)
+    ns_address: str | None = None  # "HOST:PORT" of a running `rths-ident serve ns` (opensees-tcp); None: start one
 
     def __post_init__(self):
         super().__post_init__()
@@ -114,15 +120,31 @@ class RCFrameConfig(HybridTestConfig):
         if self.ns == "native" and self.integrator not in NATIVE_INTEGRATORS:
             self.bad("integrator", "alpha-os | newmark-explicit | central-difference with the native NS "
                      "(Newmark with fixed iterations has no predictor: use --ns opensees)")
-        if self.ns == "opensees" and self.integrator in ("newmark-explicit", "central-difference"):
+        if self.ns in ("opensees", "opensees-tcp") and self.integrator in ("newmark-explicit", "central-difference"):
             self.bad("integrator", "alpha-os | newmark-fixed-iter with the OpenSees frame: explicit schemes need "
                      "mass at every DOF, and its rotations and verticals are massless (the native NS condenses them)")
         if self.ns == "native" and self.ns_model != "linear":
             self.bad("ns_model", "'linear' with the native NS (the nonlinear fiber frame needs --ns opensees)")
+        if self.ns_address is not None:
+            if self.ns != "opensees-tcp":
+                self.bad("ns_address", "None unless ns = 'opensees-tcp' (the address of its server)")
+            try:
+                parse_address(self.ns_address)
+            except ValueError:
+                self.bad("ns_address", "HOST:PORT with PORT in 1…65535")
         if not isinstance(self.newmark_iterations, int) or self.newmark_iterations < 1:
             self.bad("newmark_iterations", "an integer ≥ 1")
         if not (np.isfinite(self.design_drift) and self.design_drift > 0):
             self.bad("design_drift", "a positive drift in m")
+
+    def program_key(self):
+        """The loop's program does not depend on where the OpenSees NS runs."""
+        return dataclasses.replace(super().program_key(), ns_address=None,
+                                   ns="opensees" if self.ns == "opensees-tcp" else self.ns)
+
+
+#: the configuration class (what a remote NS server rebuilds from the wire)
+CONFIG = RCFrameConfig
 
 
 def specimen_params(cfg: RCFrameConfig):
@@ -151,7 +173,10 @@ def _native(cfg: RCFrameConfig, specimen) -> NativeNS:
     return NativeNS(integrator, params, params, (i,), step, lambda p, theta: p)
 
 
-def _opensees(cfg: RCFrameConfig, ground_accel_with_zero):
+def opensees_substructure(cfg: RCFrameConfig, variant: str, ground_accel_with_zero):
+    """The OpenSeesPy frame as the NS (``variant`` is always ``none`` here: nothing is
+    updated); ``ground_accel_with_zero`` starts at t = 0. In process for ``--ns
+    opensees``, and on the server for ``--ns opensees-tcp``."""
     from rths_ident.structures.opensees_substructure import OpenSeesSubstructure  # noqa: PLC0415
     from rths_ident.structures.rc_frame import INTERFACE_NODE, build_rc_frame  # noqa: PLC0415
 
@@ -174,14 +199,24 @@ def build(cfg: RCFrameConfig) -> HybridTest:
         if native is not None:
             return NativeSubstructure(native.integrator, native.params, native.interface_dofs, dt_slow,
                                       apply_estimate=native.apply_estimate, ns_step=native.ns_step)
-        return _opensees(cfg, record)
+        if cfg.ns == remote_ns.REMOTE:
+            return remote_ns.remote_substructure(cfg, variant, record)
+        return opensees_substructure(cfg, variant, record)
+
+    def run_direct(specimen_params):
+        """The NS coupled to the specimen model directly at the slow rate (NS closed after)."""
+        ns = make_ns()
+        try:
+            return run_stepwise(DirectSite(DegradingBoucWen, specimen_params, dt_slow), ns, ground_accel)
+        finally:
+            ns.close()
 
     def realisation():
         """DDMRT's training signal: the NS under the record with the specimen as a
         linear spring of its initial stiffness (the ideal partitioned test with the
         ``linear`` preset)."""
         linear = dataclasses.replace(DegradingBoucWen.preset_params("linear", units="SI"), k_e=specimen.k_e)
-        logs = run_stepwise(DirectSite(DegradingBoucWen, linear, dt_slow), make_ns(), ground_accel)
+        logs = run_direct(linear)
         return np.asarray(logs["fast"]["target"])[:, 0]
 
     side = components.fast_side(cfg, specimen_model=DegradingBoucWen, specimen=specimen,
@@ -190,7 +225,7 @@ def build(cfg: RCFrameConfig) -> HybridTest:
 
     def reference():
         """The ideal partitioned test: floors (N, 3) [m] and the interface force (N,) [N]."""
-        logs = run_stepwise(DirectSite(DegradingBoucWen, specimen, dt_slow), make_ns(), ground_accel)
+        logs = run_direct(specimen)
         return np.asarray(logs["ns"]["displacement"]), np.asarray(logs["fast"]["force"])[:, 0]
 
     guards = UpdateGuards(lower_bounds=np.zeros(0), upper_bounds=np.zeros(0), freeze_until_s=np.inf)
@@ -210,11 +245,14 @@ def describe(cfg: RCFrameConfig) -> dict:
 def run_scenario(cfg: RCFrameConfig, engine: str = "fused", compare: bool = True, progress=None,
                  realtime: bool = False, test_record=None, phases=None) -> dict:
     """Run the test (an OpenSees NS needs the step-wise engine; so does ``realtime``);
-    ``test_record``: where to record it (:func:`rths_ident.hybrid.results.run_scenario`)."""
+    ``test_record``: where to record it (:func:`rths_ident.hybrid.results.run_scenario`);
+    ``opensees-tcp`` without an address starts its server for the run and stops it
+    after, also on error."""
     if engine == "fused" and cfg.ns != "native":
         raise ParameterError(f"rc-frame --ns {cfg.ns} runs in the step-wise engine only (use --engine stepwise)")
-    return run_hybrid_test(cfg, build, engine=engine, compare=compare, progress=progress, realtime=realtime,
-                           describe=lambda test: describe(cfg), test_record=test_record, phases=phases)
+    with remote_ns.ns_server_for(cfg) as served:
+        return run_hybrid_test(served, build, engine=engine, compare=compare, progress=progress, realtime=realtime,
+                               describe=lambda test: describe(served), test_record=test_record, phases=phases)
 
 
 def config_from_options(common: dict, options: dict) -> RCFrameConfig:

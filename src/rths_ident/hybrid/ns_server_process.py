@@ -1,0 +1,133 @@
+"""``rths-ident serve ns`` in a child process, always cleaned up.
+
+:class:`NSServerProcess` starts the server (``python -m rths_ident.cli serve ns …``,
+with this process's ``rths_ident`` first on the path), waits for the line that says
+where it listens (port 0: the system picks a free one, so there is no race for a port),
+and on exit — normal, error or Ctrl-C — stops it: a stop request on the wire (a
+connection that opens with SHUTDOWN), then SIGTERM, then SIGKILL, within
+``stop_timeout_s`` + 5 s in all.
+
+If this process is killed outright (SIGKILL), the child is bounded by its own
+``--timeout``: it waits that long for a client, then exits.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import queue
+import re
+import subprocess
+import sys
+import threading
+import time as _time
+
+import rths_ident
+from rths_ident.transport.errors import TransportError
+from rths_ident.transport.remote_substructure import stop_server
+
+#: the line ``rths-ident serve ns`` prints once it listens
+LISTENING = re.compile(r"listening on (?P<host>[^\s:]+):(?P<port>\d+)")
+#: default time limits [s]: the child to listen (imports, OpenSeesPy), to stop after a request
+STARTUP_TIMEOUT_S = 60.0
+STOP_TIMEOUT_S = 5.0
+
+
+class NSServerProcess:
+    """A ``rths-ident serve ns`` child process (module doc).
+
+    serve_args : the arguments after ``serve ns`` (default: the scenarios' OpenSees NS on
+        127.0.0.1, a free port, 600 s time limit).
+    """
+
+    def __init__(self, serve_args=("--host", "127.0.0.1", "--port", "0", "--timeout", "600"),
+                 startup_timeout_s: float = STARTUP_TIMEOUT_S, stop_timeout_s: float = STOP_TIMEOUT_S):
+        self.serve_args = [str(a) for a in serve_args]
+        self.startup_timeout_s = float(startup_timeout_s)
+        self.stop_timeout_s = float(stop_timeout_s)
+        self.process: subprocess.Popen | None = None
+        self.address: tuple[str, int] | None = None
+        self._stdout: queue.Queue = queue.Queue()
+        self._stderr: collections.deque = collections.deque(maxlen=20)
+
+    @property
+    def command(self) -> list[str]:
+        return [sys.executable, "-m", "rths_ident.cli", "serve", "ns", *self.serve_args]
+
+    def start(self) -> tuple[str, int]:
+        """Start the child and return ``(host, port)`` once it listens.
+
+        Raises:
+            TransportError: it exited or did not listen within ``startup_timeout_s``
+                (the message quotes its last error line); it is then stopped.
+        """
+        env = dict(os.environ)
+        source = os.path.dirname(os.path.dirname(os.path.abspath(rths_ident.__file__)))
+        env["PYTHONPATH"] = os.pathsep.join([source] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+        self.process = subprocess.Popen(self.command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                        env=env, bufsize=1)
+        for stream, sink in ((self.process.stdout, self._stdout.put), (self.process.stderr, self._stderr.append)):
+            threading.Thread(target=_drain, args=(stream, sink), daemon=True).start()
+        deadline = _time.monotonic() + self.startup_timeout_s
+        try:
+            while True:
+                remaining = deadline - _time.monotonic()
+                if remaining <= 0:
+                    raise TransportError(f"the NS server process did not listen within {self.startup_timeout_s:g} s "
+                                         f"({self._last_error() or 'no output'})")
+                try:
+                    line = self._stdout.get(timeout=min(remaining, 0.2))
+                except queue.Empty:
+                    if self.process.poll() is not None and self._stdout.empty():
+                        _time.sleep(0.1)  # let the stderr reader catch the last line
+                        raise TransportError(f"the NS server process exited with status {self.process.returncode} "
+                                             f"before listening: {self._last_error() or 'no output'}") from None
+                    continue
+                match = LISTENING.search(line or "")
+                if match:
+                    self.address = (match["host"], int(match["port"]))
+                    return self.address
+        except BaseException:
+            self.stop()
+            raise
+
+    def _last_error(self) -> str:
+        lines = [line.strip() for line in self._stderr if line.strip()]
+        return lines[-1] if lines else ""
+
+    def stop(self) -> int | None:
+        """Stop the child (stop request, SIGTERM, SIGKILL); returns its exit status."""
+        process = self.process
+        if process is None:
+            return None
+        if process.poll() is None and self.address is not None:
+            try:
+                stop_server(*self.address, timeout_s=2.0)
+            except TransportError:
+                pass  # busy or gone: the signals below
+        try:
+            process.wait(self.stop_timeout_s)
+        except subprocess.TimeoutExpired:
+            process.terminate()
+            try:
+                process.wait(3.0)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(2.0)
+        return process.returncode
+
+    def __enter__(self) -> NSServerProcess:
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.stop()
+
+
+def _drain(stream, sink) -> None:
+    for line in stream:
+        sink(line)
+    stream.close()
+
+
+__all__ = ["LISTENING", "NSServerProcess", "STARTUP_TIMEOUT_S", "STOP_TIMEOUT_S"]
