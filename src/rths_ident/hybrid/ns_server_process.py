@@ -3,9 +3,9 @@
 :class:`NSServerProcess` starts the server (``python -m rths_ident.cli serve ns …``,
 with this process's ``rths_ident`` first on the path), waits for the line that says
 where it listens (port 0: the system picks a free one, so there is no race for a port),
-and on exit — normal, error or Ctrl-C — stops it: a stop request on the wire (a
-connection that opens with SHUTDOWN), then SIGTERM, then SIGKILL, within
-``stop_timeout_s`` + 5 s in all.
+and on exit — normal, error or Ctrl-C — stops it: a stop request on the wire (framed: a
+connection that opens with SHUTDOWN; seed 000, which has none: SIGINT, as Ctrl-C), then
+SIGTERM, then SIGKILL, within ``stop_timeout_s`` + 5 s in all.
 
 If this process is killed outright (SIGKILL), the child is bounded by its own
 ``--timeout``: it waits that long for a client, then exits.
@@ -17,6 +17,7 @@ import collections
 import os
 import queue
 import re
+import signal
 import subprocess
 import sys
 import threading
@@ -101,10 +102,13 @@ class NSServerProcess:
         if process is None:
             return None
         if process.poll() is None and self.address is not None:
-            try:
-                stop_server(*self.address, timeout_s=2.0)
-            except TransportError:
-                pass  # busy or gone: the signals below
+            if self._wire() == "seed000":
+                process.send_signal(signal.SIGINT)
+            else:
+                try:
+                    stop_server(*self.address, timeout_s=2.0)
+                except TransportError:
+                    pass  # busy or gone: the signals below
         try:
             process.wait(self.stop_timeout_s)
         except subprocess.TimeoutExpired:
@@ -115,6 +119,15 @@ class NSServerProcess:
                 process.kill()
                 process.wait(2.0)
         return process.returncode
+
+    def _wire(self) -> str:
+        args = self.serve_args
+        for i, arg in enumerate(args):
+            if arg == "--wire" and i + 1 < len(args):
+                return args[i + 1]
+            if arg.startswith("--wire="):
+                return arg.split("=", 1)[1]
+        return "framed"
 
     def __enter__(self) -> NSServerProcess:
         self.start()

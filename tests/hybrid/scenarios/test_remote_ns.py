@@ -1,0 +1,116 @@
+"""``--ns opensees-tcp``: the scenarios' OpenSeesPy substructure in a ``rths-ident serve
+ns`` child process gives the numbers of ``--ns opensees`` in this process (the second
+implementation here is the in-process run: float64 crosses the wire unchanged, so every
+logged value must be EQUAL), model updating included; the child is always stopped."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+import jax
+import numpy as np
+import pytest
+
+from rths_ident._params import ParameterError
+from rths_ident.cli import main
+from rths_ident.hybrid import ns_server_process
+from rths_ident.hybrid.scenarios import bw_frame as bf
+from rths_ident.hybrid.scenarios import rc_frame as rc
+
+pytestmark = [pytest.mark.slow, pytest.mark.opensees]
+pytest.importorskip("openseespy.opensees")
+
+#: keys of a run's result that are timings (they differ between any two runs)
+TIMINGS = ("wall_s", "total_wall_s", "realtime_factor")
+
+
+def assert_same_run(local: dict, remote: dict, variant: str) -> None:
+    logs_local, logs_remote = local["_arrays"]["logs"][variant], remote["_arrays"]["logs"][variant]
+    assert jax.tree_util.tree_structure(logs_local) == jax.tree_util.tree_structure(logs_remote)
+    for a, b in zip(jax.tree_util.tree_leaves(logs_local), jax.tree_util.tree_leaves(logs_remote)):
+        np.testing.assert_array_equal(b, a)
+    np.testing.assert_array_equal(remote["_arrays"]["reference_floors"], local["_arrays"]["reference_floors"])
+    same = {k: v for k, v in local.items() if k not in TIMINGS + ("_arrays", "ns")}
+    assert {k: remote[k] for k in same} == same
+
+
+@pytest.fixture
+def recorded_servers(monkeypatch):
+    """Every NSServerProcess the scenarios start, to check they were stopped."""
+    started = []
+
+    class Recorded(ns_server_process.NSServerProcess):
+        def start(self):
+            started.append(self)
+            return super().start()
+
+    monkeypatch.setattr(ns_server_process, "NSServerProcess", Recorded)
+    return started
+
+
+def test_rc_frame_over_tcp_equals_in_process(recorded_servers):
+    results = {ns: rc.run_scenario(rc.RCFrameConfig(ns=ns, duration=1.0), engine="stepwise", compare=False)
+               for ns in ("opensees", "opensees-tcp")}
+    assert results["opensees-tcp"]["ns"] == "opensees-tcp"
+    assert_same_run(results["opensees"], results["opensees-tcp"], "none")
+    [server] = recorded_servers  # one server for the three sessions (DDMRT training, reference, test)
+    assert server.process.poll() == 0
+
+
+def test_bw_frame_with_model_updating_over_tcp_equals_in_process(recorded_servers):
+    """The UKF's θ̂ = [k, α, β, γ] pushed into the remote OpenSees BoucWen materials
+    every slow step after 0.1 s: the same floors as when they are pushed in process."""
+    results = {}
+    for ns in ("opensees", "opensees-tcp"):
+        cfg = bf.BWFrameConfig(column_model="boucwen", ns=ns, duration=1.0)
+        results[ns] = bf.run_scenario(cfg, engine="stepwise", compare=False)
+    assert results["opensees-tcp"]["updates_applied"] > 30
+    assert_same_run(results["opensees"], results["opensees-tcp"], "ukf")
+    assert recorded_servers[0].process.poll() == 0
+
+
+def test_the_server_child_is_stopped_when_the_run_fails(recorded_servers):
+    from rths_ident.hybrid.scenarios import lugre_frame as lf
+
+    with pytest.raises(ParameterError, match="no OpenSees twin"):
+        lf.run_scenario(lf.LugreFrameConfig(ns="opensees-tcp", duration=0.2), engine="stepwise")
+    [server] = recorded_servers
+    assert server.process.poll() is not None
+
+
+def test_address_settings_and_a_refused_connection_are_one_line(capsys):
+    with pytest.raises(ParameterError, match="ns_address"):
+        rc.RCFrameConfig(ns="opensees", ns_address="127.0.0.1:8090")
+    with pytest.raises(ParameterError, match="HOST:PORT"):
+        bf.BWFrameConfig(ns="opensees-tcp", ns_address="localhost")
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    code = main(["run", "rc-frame", "--ns", "opensees-tcp", "--ns-address", f"127.0.0.1:{port}", "--duration", "0.2",
+                 "--quiet"])
+    assert code == 1
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"rths-ident: error: connection to 127.0.0.1:{port} refused — is the server running and listening on that "
+        "port?"]
+
+
+def test_cli_with_a_server_started_by_hand(tmp_path, capsys):
+    """``rths-ident serve ns`` (the scenarios' NS) started first, then ``run … --ns-address``:
+    the run's metrics equal the in-process ones; the server keeps serving until stopped."""
+    with ns_server_process.NSServerProcess() as server:
+        host, port = server.address
+        out = {}
+        for ns in ("opensees", "opensees-tcp"):
+            extra = ["--ns-address", f"{host}:{port}"] if ns == "opensees-tcp" else []
+            out[ns] = tmp_path / f"{ns}.json"
+            assert main(["run", "rc-frame", "--ns", ns, *extra, "--duration", "0.4", "--quiet", "--no-compare",
+                         "--json", str(out[ns])]) == 0
+        assert server.process.poll() is None
+    assert server.process.poll() == 0
+    local, remote = (json.loads(out[ns].read_text()) for ns in ("opensees", "opensees-tcp"))
+    assert remote.pop("ns") == "opensees-tcp" and local.pop("ns") == "opensees"
+    for key in TIMINGS:
+        local.pop(key), remote.pop(key)
+    assert remote == local
+    assert "J4 force" in capsys.readouterr().out
