@@ -6,7 +6,11 @@
   whole El Centro record at Δt_n = 0.02 s: wall time per step and the ratio to real time
   (Δt_n / step time);
 * the ``rc-frame`` step-wise loop with that NS against the NS alone and the virtual site
-  alone: what the coordination adds on top of OpenSees and the fast side.
+  alone: what the coordination adds on top of OpenSees and the fast side;
+* the same linear NS in a ``rths-ident serve ns`` child process on loopback
+  (``--ns opensees-tcp``): each slow step's wall time (FEEDBACK out → TARGET back,
+  median and p99 over the record) against the in-process step's, their difference being
+  the loopback round trip with the coding of both ends; and the step-wise loop with it.
 
 Times are min and median over ``repeats`` (time.perf_counter, after a warm-up run).
 """
@@ -43,6 +47,51 @@ def _time_ns(nonlinear: bool, integrator: str, ground_accel, dt: float, repeats:
     return walls
 
 
+def _step_times(ns, ground_accel) -> np.ndarray:
+    """Wall time [s] of each ``ns.step`` over the record (zero feedback)."""
+    ns.initial_target()
+    feedback = np.zeros(1)
+    times = np.empty(len(ground_accel))
+    try:
+        for k, ag in enumerate(ground_accel):
+            start = time.perf_counter()
+            ns.step(feedback, ag)
+            times[k] = time.perf_counter() - start
+    finally:
+        ns.close()
+    return times
+
+
+def _tcp(cfg, ground_accel, repeats: int) -> dict:
+    """The rc-frame OpenSees NS in a server child process vs in process (module doc)."""
+    import dataclasses  # noqa: PLC0415
+
+    from rths_ident.hybrid.hybrid_test import run_loop  # noqa: PLC0415
+    from rths_ident.hybrid.ns_server_process import NSServerProcess  # noqa: PLC0415
+    from rths_ident.hybrid.scenarios import rc_frame, remote_ns  # noqa: PLC0415
+
+    record = np.concatenate([[0.0], ground_accel])
+    local, remote, loop_walls = [], [], []
+    with NSServerProcess() as server:
+        host, port = server.address
+        cfg_tcp = dataclasses.replace(cfg, ns="opensees-tcp", ns_address=f"{host}:{port}")
+        _step_times(remote_ns.remote_substructure(cfg_tcp, "none", record), ground_accel[:20])  # server warm-up
+        for _ in range(repeats):  # interleaved, so both see the same machine load
+            local.append(_step_times(rc_frame.opensees_substructure(cfg, "none", record), ground_accel))
+            remote.append(_step_times(remote_ns.remote_substructure(cfg_tcp, "none", record), ground_accel))
+        test = rc_frame.build(cfg_tcp)
+        for _ in range(repeats):
+            _, wall = run_loop(test, "stepwise", variant="none")
+            loop_walls.append(wall / len(ground_accel))
+    local, remote = np.concatenate(local), np.concatenate(remote)
+    dt = 1.0 / cfg.slow_rate
+    loop_step = statistics.median(loop_walls)
+    return {"local_step_s_median": float(np.median(local)), "local_step_s_p99": float(np.percentile(local, 99)),
+            "remote_step_s_median": float(np.median(remote)), "remote_step_s_p99": float(np.percentile(remote, 99)),
+            "round_trip_s_median": float(np.median(remote) - np.median(local)),
+            "loop_step_s_median": loop_step, "loop_realtime_factor_median": dt / loop_step}
+
+
 def run(repeats: int = 3, duration: float | None = None) -> dict:
     """Per-step cost of the OpenSees NS (linear, nonlinear) and the loop overhead."""
     from rths_ident.hybrid.hybrid_test import run_loop, virtual_site  # noqa: PLC0415
@@ -76,6 +125,7 @@ def run(repeats: int = 3, duration: float | None = None) -> dict:
     out["loop"] = {"site_step_s_median": site_step, "loop_step_s_median": loop_step, "ns_step_s_median": ns_step,
                    "coordination_overhead_fraction": (loop_step - site_step - ns_step) / (site_step + ns_step),
                    "realtime_factor_median": dt / loop_step}
+    out["tcp"] = _tcp(cfg, ground_accel, repeats)
     return out
 
 
@@ -91,4 +141,12 @@ def report(r: dict) -> list[str]:
                  f"{1e3 * loop['site_step_s_median']:.3f} + OpenSees {1e3 * loop['ns_step_s_median']:.3f} "
                  f"+ coordination {100 * loop['coordination_overhead_fraction']:.0f} % → "
                  f"{loop['realtime_factor_median']:.1f}× real time")
+    tcp = r.get("tcp")
+    if tcp:
+        lines.append(f"  linear NS over TCP (serve ns child, loopback, framed): {1e3 * tcp['remote_step_s_median']:.3f} / "
+                     f"p99 {1e3 * tcp['remote_step_s_p99']:.3f} ms per slow step vs in process "
+                     f"{1e3 * tcp['local_step_s_median']:.3f} / p99 {1e3 * tcp['local_step_s_p99']:.3f} ms → round trip "
+                     f"{1e3 * tcp['round_trip_s_median']:.3f} ms (median)")
+        lines.append(f"  rc-frame step-wise loop with the TCP NS: {1e3 * tcp['loop_step_s_median']:.3f} ms per slow step "
+                     f"→ {tcp['loop_realtime_factor_median']:.1f}× real time")
     return lines
