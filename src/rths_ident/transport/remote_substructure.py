@@ -18,6 +18,8 @@ failure the session is over: further calls raise.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from rths_ident.transport import ns_messages as nsm
@@ -30,6 +32,9 @@ from rths_ident.transport.tcp import connect
 CONNECT_TIMEOUT_S = 10.0
 SETUP_TIMEOUT_S = 120.0
 STEP_TIMEOUT_S = 60.0
+
+
+_SERVER_LOCATION = re.compile(r"^(parameters before )?slow step \d+ \(t = [^)]*\): ")
 
 
 def parse_address(address: str, default_port: int | None = None) -> tuple[str, int]:
@@ -193,7 +198,9 @@ class RemoteSubstructure:
             if message.message_type is MessageType.HEARTBEAT:
                 continue
             if message.message_type is MessageType.ERROR:
-                raise RemoteError(f"the server reported: {message.value}")
+                # the server names the step too (for its own log and other clients): said once here
+                text = _SERVER_LOCATION.sub("", str(message.value), count=1)
+                raise RemoteError(f"the server reported: {text}")
             names = " or ".join(t.name for t in types)
             raise ProtocolError(f"expected {names}, got {message.message_type.name}")
 
