@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
 
 import jax
 import numpy as np
@@ -114,3 +115,51 @@ def test_cli_with_a_server_started_by_hand(tmp_path, capsys):
         local.pop(key), remote.pop(key)
     assert remote == local
     assert "J4 force" in capsys.readouterr().out
+
+
+class _FailsAtStep:
+    """The scenario's OpenSees NS, made to fail at slow step ``k`` as an OpenSees
+    analysis that does not converge would (``OpenSeesSubstructure.step`` raises
+    RuntimeError with OpenSees' status)."""
+
+    def __init__(self, ns, k):
+        self.ns, self.k, self.steps = ns, k, 0
+        self.dt, self.n_interface = ns.dt, ns.n_interface
+
+    def initial_target(self):
+        return self.ns.initial_target()
+
+    def step(self, feedback, ground_accel):
+        if self.steps == self.k:
+            raise RuntimeError(f"OpenSees analyze failed with status -3 at t = {(self.k + 1) * self.dt:.6g} s")
+        self.steps += 1
+        return self.ns.step(feedback, ground_accel)
+
+    def apply_parameters(self, estimate):
+        self.ns.apply_parameters(estimate)
+
+    def close(self):
+        self.ns.close()
+
+
+def test_a_remote_opensees_failure_is_one_line_naming_the_slow_step(capsys):
+    """``run rc-frame --ns opensees-tcp`` against a server whose OpenSees analysis fails at
+    slow step 5: the command ends with one line — the step, the time, the server, the
+    remote exception's text — and exit status 1."""
+    from rths_ident.hybrid.scenarios import remote_ns
+    from rths_ident.transport.ns_server import NSServer
+
+    server = NSServer(lambda setup: _FailsAtStep(remote_ns.make_substructure(setup), 5), port=0, timeout_s=60,
+                      model=remote_ns.MODEL_NAME, log=lambda line: None)
+    host, port = server.address
+    thread = threading.Thread(target=server.serve, kwargs={"max_sessions": 1}, daemon=True)
+    thread.start()
+    code = main(["run", "rc-frame", "--ns", "opensees-tcp", "--ns-address", f"{host}:{port}", "--duration", "0.4",
+                 "--quiet"])
+    thread.join(60)
+    assert not thread.is_alive() and len(server.failures) == 1
+    assert code == 1
+    err = capsys.readouterr().err  # the in-thread server's OpenSees prints its own warnings here too
+    assert err[err.index("rths-ident: error:"):].strip() == (
+        f"rths-ident: error: slow step 5 failed: remote numerical substructure at {host}:{port}, in slow step 5 "
+        "(t = 0.12 s): the server reported: RuntimeError: OpenSees analyze failed with status -3 at t = 0.12 s")
