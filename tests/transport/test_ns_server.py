@@ -29,8 +29,8 @@ def test_a_bad_first_message_is_refused_and_the_next_client_is_served(peer_threa
     with FramedChannel(connect(host, port, TIMEOUT_S)) as channel:
         channel.send(MessageType.FEEDBACK, [0.0, 0.0])
         reply = channel.receive()
-    assert (reply.message_type, reply.value) == (MessageType.ERROR, "expected HELLO (or SHUTDOWN) as the first "
-                                                                    "message, got FEEDBACK")
+    assert (reply.message_type, reply.value) == (MessageType.ERROR, "protocol error: expected HELLO (or SHUTDOWN) "
+                                                                    "as the first message, got FEEDBACK")
     with FramedChannel(connect(host, port, TIMEOUT_S)) as channel:
         channel.send(MessageType.HELLO, {"protocol": "rths-ns", "version": 9, "role": "ns-client", "setup": {}})
         reply = channel.receive()
@@ -76,3 +76,19 @@ def test_no_client_within_the_time_limit_is_one_line():
     port = server.address[1]
     with pytest.raises(TransportTimeout, match=rf"^no peer connected to 127\.0\.0\.1:{port} within 0\.3 s"):
         server.serve()
+
+
+def test_bad_bytes_mid_session_are_answered_with_their_reason(peer_thread):
+    """A non-finite FEEDBACK (refused where the vector is decoded) gets an ERROR naming
+    the field, not a silent hang-up."""
+    server = NSServer(lambda s: ToySDOF(), port=0, timeout_s=TIMEOUT_S, log=lambda line: None)
+    thread = peer_thread(lambda: server.serve(max_sessions=1))
+    with FramedChannel(connect(*server.address, TIMEOUT_S)) as channel:
+        channel.send(MessageType.HELLO, {"protocol": "rths-ns", "version": 1, "role": "ns-client", "setup": {}})
+        assert channel.receive().message_type is MessageType.HELLO
+        assert channel.receive().message_type is MessageType.TARGET
+        channel.send(MessageType.FEEDBACK, [np.nan, 0.0])
+        reply = channel.receive()
+    thread.result()
+    assert reply.message_type is MessageType.ERROR
+    assert reply.value.startswith("protocol error: FEEDBACK payload[0] is nan: vectors on the wire must be finite")

@@ -163,3 +163,15 @@ def test_parse_address():
     for bad in ("127.0.0.1:x", "127.0.0.1:0", ":80", "host:70000"):
         with pytest.raises(ValueError, match="HOST:PORT"):
             parse_address(bad)
+
+
+def test_non_finite_inputs_are_refused_before_the_wire(peer_thread):
+    server, thread, made = start_server(peer_thread)
+    with RemoteSubstructure(*server.address, {"dt": 0.01}) as remote:
+        with pytest.raises(ValueError, match="feedback must be 1 finite interface force"):
+            remote.step([np.inf], 0.0)
+        with pytest.raises(ValueError, match="ground_accel must be a finite"):
+            remote.step([0.0], np.nan)
+        remote.step([0.0], 0.0)  # the session is still good
+    thread.result()
+    assert made[0][1].steps == 1

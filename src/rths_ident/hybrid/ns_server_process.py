@@ -5,7 +5,8 @@ with this process's ``rths_ident`` first on the path), waits for the line that s
 where it listens (port 0: the system picks a free one, so there is no race for a port),
 and on exit — normal, error or Ctrl-C — stops it: a stop request on the wire (framed: a
 connection that opens with SHUTDOWN; seed 000, which has none: SIGINT, as Ctrl-C), then
-SIGTERM, then SIGKILL, within ``stop_timeout_s`` + 5 s in all.
+SIGTERM (at once if the request found the server busy in a session), then SIGKILL,
+within ``stop_timeout_s`` + 5 s in all.
 
 If this process is killed outright (SIGKILL), the child is bounded by its own
 ``--timeout``: it waits that long for a client, then exits.
@@ -101,16 +102,19 @@ class NSServerProcess:
         process = self.process
         if process is None:
             return None
+        asked = False
         if process.poll() is None and self.address is not None:
             if self._wire() == "seed000":
                 process.send_signal(signal.SIGINT)
+                asked = True
             else:
                 try:
                     stop_server(*self.address, timeout_s=2.0)
+                    asked = True
                 except TransportError:
-                    pass  # busy or gone: the signals below
+                    pass  # busy in a session or gone: the signals below
         try:
-            process.wait(self.stop_timeout_s)
+            process.wait(self.stop_timeout_s if asked else 0.1)
         except subprocess.TimeoutExpired:
             process.terminate()
             try:

@@ -158,20 +158,24 @@ class NSServer:
     # -- framed ----------------------------------------------------------------------
     def _framed_session(self, conn: socket.socket, number: int, peer: str) -> bool:
         channel = FramedChannel(conn)
+        try:
+            return self._framed_session_on(channel, number, peer)
+        except ProtocolError as exc:  # bad bytes from the client: tell it why before closing
+            try:
+                channel.send(MessageType.ERROR, f"protocol error: {exc}")
+            except TransportError:
+                pass
+            raise
+
+    def _framed_session_on(self, channel: FramedChannel, number: int, peer: str) -> bool:
         first = channel.receive()
         if first.message_type is MessageType.SHUTDOWN:
             channel.send(MessageType.SHUTDOWN)
             return True
         if first.message_type is not MessageType.HELLO:
-            text = f"expected HELLO (or SHUTDOWN) as the first message, got {first.message_type.name}"
-            channel.send(MessageType.ERROR, text)
-            raise ProtocolError(text)
-        try:
-            nsm.check_hello(first.value, nsm.CLIENT_ROLE)
-            setup = nsm.setup_from_json(first.value.get("setup", {}))
-        except ProtocolError as exc:
-            channel.send(MessageType.ERROR, str(exc))
-            raise
+            raise ProtocolError(f"expected HELLO (or SHUTDOWN) as the first message, got {first.message_type.name}")
+        nsm.check_hello(first.value, nsm.CLIENT_ROLE)
+        setup = nsm.setup_from_json(first.value.get("setup", {}))
         try:
             ns = self.make_ns(setup)
         except Exception as exc:  # the model's own error, reported to the client

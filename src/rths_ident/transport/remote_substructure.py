@@ -124,8 +124,10 @@ class RemoteSubstructure:
         """One slow step on the server: FEEDBACK [f, ẍ_g] → TARGET [target, log]."""
         self._check_usable()
         f = np.asarray(feedback, dtype=np.float64).reshape(-1)
-        if f.shape != (self.n_interface,):
-            raise ValueError(f"feedback must be {self.n_interface} interface force(s) [N]; got shape {f.shape}")
+        if f.shape != (self.n_interface,) or not np.all(np.isfinite(f)):
+            raise ValueError(f"feedback must be {self.n_interface} finite interface force(s) [N]; got {feedback!r}")
+        if not np.isfinite(ground_accel):
+            raise ValueError(f"ground_accel must be a finite ground acceleration [m/s²]; got {ground_accel!r}")
         try:
             self._channel.send(MessageType.FEEDBACK, np.append(f, float(ground_accel)))
             message = self._receive(MessageType.TARGET, MessageType.HELLO)
