@@ -6,7 +6,7 @@ where it listens (port 0: the system picks a free one, so there is no race for a
 and on exit — normal, error or Ctrl-C — stops it: a stop request on the wire (framed: a
 connection that opens with SHUTDOWN; seed 000, which has none: SIGINT, as Ctrl-C), then
 SIGTERM (at once if the request found the server busy in a session), then SIGKILL,
-within ``stop_timeout_s`` + 5 s in all.
+within :data:`STOP_BOUND_S` (15 s) in all.
 
 If this process is killed outright (SIGKILL), the child is bounded by its own
 ``--timeout``: it waits that long for a client, then exits.
@@ -33,6 +33,8 @@ LISTENING = re.compile(r"listening on (?P<host>[^\s:]+):(?P<port>\d+)")
 #: default time limits [s]: the child to listen (imports, OpenSeesPy), to stop after a request
 STARTUP_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 5.0
+#: the longest a stop takes [s]: the request answered, the child's exit, SIGTERM, SIGKILL
+STOP_BOUND_S = 2 * STOP_TIMEOUT_S + 5.0
 
 
 class NSServerProcess:
@@ -109,7 +111,7 @@ class NSServerProcess:
                 asked = True
             else:
                 try:
-                    stop_server(*self.address, timeout_s=2.0)
+                    stop_server(*self.address, timeout_s=self.stop_timeout_s)
                     asked = True
                 except TransportError:
                     pass  # busy in a session or gone: the signals below
@@ -147,4 +149,4 @@ def _drain(stream, sink) -> None:
     stream.close()
 
 
-__all__ = ["LISTENING", "NSServerProcess", "STARTUP_TIMEOUT_S", "STOP_TIMEOUT_S"]
+__all__ = ["LISTENING", "NSServerProcess", "STARTUP_TIMEOUT_S", "STOP_BOUND_S", "STOP_TIMEOUT_S"]

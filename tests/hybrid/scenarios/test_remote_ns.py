@@ -82,7 +82,7 @@ def test_the_server_child_is_stopped_when_the_run_fails(recorded_servers):
     assert server.process.poll() is not None
 
 
-def test_address_settings_and_a_refused_connection_are_one_line(capsys):
+def test_address_settings_and_a_refused_connection_are_one_line(capsys, tmp_path):
     with pytest.raises(ParameterError, match="ns_address"):
         rc.RCFrameConfig(ns="opensees", ns_address="127.0.0.1:8090")
     with pytest.raises(ParameterError, match="HOST:PORT"):
@@ -91,7 +91,7 @@ def test_address_settings_and_a_refused_connection_are_one_line(capsys):
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     code = main(["run", "rc-frame", "--ns", "opensees-tcp", "--ns-address", f"127.0.0.1:{port}", "--duration", "0.2",
-                 "--quiet"])
+                 "--quiet", "--test-record", str(tmp_path / "record.h5")])
     assert code == 1
     assert capsys.readouterr().err.strip().splitlines() == [
         f"rths-ident: error: connection to 127.0.0.1:{port} refused — is the server running and listening on that "
@@ -144,7 +144,7 @@ class _FailsAtStep:
         self.ns.close()
 
 
-def test_a_remote_opensees_failure_is_one_line_naming_the_slow_step(capsys):
+def test_a_remote_opensees_failure_is_one_line_naming_the_slow_step(capsys, tmp_path):
     """``run rc-frame --ns opensees-tcp`` against a server whose OpenSees analysis fails at
     slow step 5: the command ends with one line — the step, the time, the server, the
     remote exception's text — and the stopped-test exit status."""
@@ -157,7 +157,7 @@ def test_a_remote_opensees_failure_is_one_line_naming_the_slow_step(capsys):
     thread = threading.Thread(target=server.serve, kwargs={"max_sessions": 1}, daemon=True)
     thread.start()
     code = main(["run", "rc-frame", "--ns", "opensees-tcp", "--ns-address", f"{host}:{port}", "--duration", "0.4",
-                 "--quiet"])
+                 "--quiet", "--test-record", str(tmp_path / "record.h5")])
     thread.join(60)
     assert not thread.is_alive() and len(server.failures) == 1
     assert code == EXIT_TEST_STOPPED
