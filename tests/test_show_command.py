@@ -118,7 +118,8 @@ def test_show_of_a_missing_file_is_a_user_error(tmp_path, capsys):
 
 def test_a_test_record_path_that_is_a_folder_is_refused_before_the_run(tmp_path, capsys):
     assert main(["run", "lugre-frame", "--duration", "1", "--test-record", str(tmp_path), "--quiet"]) == 1
-    assert f"--test-record {tmp_path} is a folder" in capsys.readouterr().err
+    assert f"--test-record {tmp_path}: is a folder; give a file name (e.g. {tmp_path / 'test_record.h5'})" in \
+        capsys.readouterr().err
 
 
 def test_show_plots_into_missing_parent_folders_is_refused_before_reading(tmp_path, capsys):

@@ -33,13 +33,18 @@ def _existing_writable_folder(option: str, path: Path, folder: Path, what: str) 
         raise OutputPathError(f"{option} {path}: the folder {folder} is not writable")
 
 
+#: the file name suggested when an option is given a folder
+EXAMPLE_FILE_NAMES = {"--test-record": "test_record.h5", "--plot": "fit.png"}
+
+
 def check_output_file(option: str, path: str | os.PathLike, will_exist: Path | None = None) -> Path:
     """``path`` as a :class:`Path` if a file can be written there (module doc), else
     :class:`OutputPathError` naming ``option``. ``will_exist``: a folder the same
     command creates first (a checked ``--plots``), so the file may go into it."""
     target = Path(path)
     if target.is_dir() or str(path).endswith(("/", os.sep)):
-        raise OutputPathError(f"{option} {path}: is a folder; give a file name (e.g. {target / 'out.json'})")
+        example = EXAMPLE_FILE_NAMES.get(option, "out.json")
+        raise OutputPathError(f"{option} {path}: is a folder; give a file name (e.g. {target / example})")
     if will_exist is not None and target.parent.absolute() == will_exist.absolute():
         return target
     _existing_writable_folder(option, target, target.parent, "folders")
