@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import socket
 import struct
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -53,8 +54,13 @@ def _serving(*extra):
     """``serve ns --model ns_model_two_storey.py`` on a free port, stopped after use."""
     started: list = []
 
+    records = tempfile.mkdtemp(prefix="serve-ns-records-")  # not the working folder
+
     def start(*more):
-        process = NSServerProcess(["--model", MODEL, "--port", "0", "--timeout", "60", *extra, *more])
+        options = [*extra, *more]
+        if "--records" not in options:
+            options += ["--records", records]
+        process = NSServerProcess(["--model", MODEL, "--port", "0", "--timeout", "60", *options])
         started.append(process)
         process.start()
         return process
@@ -111,6 +117,30 @@ def test_remote_opensees_exception_reaches_the_client_naming_the_step(framed_ser
     assert f"remote numerical substructure at {host}:{port}, in slow step 3 (t = 0.04 s)" in message
     assert "ValueError: ground_accel = 5.0 m/s² at t = 0.04 s differs from the model's record" in message
     remote.close()
+
+
+def test_each_session_is_recorded_complete_or_with_its_error(served, tmp_path):
+    from rths_ident.records import read_test_record
+
+    server = served("--records", str(tmp_path))
+    host, port = server.address
+    record = np.sin(2 * np.pi * 2.0 * 0.01 * np.arange(201))
+    with RemoteSubstructure(host, port, {}) as remote:
+        targets, _ = closed_loop(remote, record, 40, update_at=20)
+    remote = RemoteSubstructure(host, port, {})
+    remote.step([0.0], record[1])
+    with pytest.raises(RemoteError):
+        remote.step([0.0], 5.0)  # not the model's record: the session fails at slow step 1
+    remote.close()
+    server.stop()
+    done, failed = (read_test_record(tmp_path / f"session-00{i}.h5") for i in (1, 2))
+    assert done.complete and done.n_steps == 40 and done.kind == "serve ns"
+    np.testing.assert_array_equal(done.steps["target"][:, 0], targets[1:, 0])
+    np.testing.assert_array_equal(done.steps["feedback"][:, 0], SPRING * targets[:-1, 0])
+    np.testing.assert_array_equal(done.steps["ground_accel"], record[1:41])
+    assert any(e.kind == "update" and e.step == 20 for e in done.events)
+    assert not failed.complete and failed.n_steps == 1
+    assert failed.errors()[0].step == 1 and "differs from the model's record" in failed.errors()[0].message
 
 
 def test_server_killed_mid_test_is_a_clear_transport_error(served):

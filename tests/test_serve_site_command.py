@@ -25,6 +25,7 @@ import importlib.util
 import os
 import pathlib
 import subprocess
+import tempfile
 import sys
 
 import numpy as np
@@ -46,6 +47,8 @@ class ServeSite:
 
     def __init__(self, *options):
         env = {**os.environ, "PYTHONPATH": SRC}
+        if "--records" not in options:
+            options = (*options, "--records", tempfile.mkdtemp(prefix="serve-site-records-"))
         self.proc = subprocess.Popen([sys.executable, "-m", "rths_ident.cli", "serve", "site", "--port", "0",
                                       "--wait", "60", *options],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
@@ -72,7 +75,7 @@ class ServeSite:
 def test_generic_client_column_served_by_the_cli_equals_opensees_in_process(tmp_path):
     if importlib.util.find_spec("openseespy") is None:
         pytest.skip("openseespy is not installed")
-    server = ServeSite("--specimen", SPECIMEN)
+    server = ServeSite("--specimen", SPECIMEN, "--records", str(tmp_path / "records"))
     assert server.host == "127.0.0.1"
     try:
         remote = _run_opensees(tmp_path, "client", server.port)
@@ -85,6 +88,13 @@ def test_generic_client_column_served_by_the_cli_equals_opensees_in_process(tmp_
         err_rel = np.max(np.abs(remote[key] - local[key])) / np.max(np.abs(local[key]))
         print(f"{key}: serve site vs in-process OpenSees BoucWen, max error / peak = {err_rel:.1e}")
         assert err_rel < 1e-10
+    # the server's record holds every committed step: the column's force as OpenSees got it
+    from rths_ident.records import read_test_record
+
+    record = read_test_record(tmp_path / "records" / "session-001.h5")
+    assert record.complete and record.kind == "serve site" and record.n_steps == 400
+    np.testing.assert_allclose(np.abs(record.steps["force"][:, 0]), np.abs(remote["f"][-400:]),
+                               rtol=0, atol=1e-9 * np.max(np.abs(local["f"])))
 
 
 @pytest.mark.slow
@@ -170,8 +180,9 @@ def test_bad_specimen_is_one_line_before_listening(specimen, message, capsys):
     assert len(lines) == 1 and message in lines[0], captured.err
 
 
-def test_no_client_within_wait_is_one_line(capsys):
-    assert main(["serve", "site", "--port", "0", "--specimen", "linear:k=1e6", "--wait", "0.2"]) == 1
+def test_no_client_within_wait_is_one_line(capsys, tmp_path):
+    assert main(["serve", "site", "--port", "0", "--specimen", "linear:k=1e6", "--wait", "0.2",
+                 "--records", str(tmp_path)]) == 1
     captured = capsys.readouterr()
     assert "listening on 127.0.0.1:" in captured.out
     assert "no OpenFresco client connected" in captured.err and len(captured.err.strip().splitlines()) == 1
@@ -188,7 +199,7 @@ def test_site_follows_the_clients_dof_count():
         make_site_factory(model, params)(SetupMessage.for_generic_client(3))
 
 
-def test_client_with_another_data_size_is_refused(capsys):
+def test_client_with_another_data_size_is_refused(capsys, tmp_path):
     import threading
 
     from rths_ident.transport import openfresco as of
@@ -196,7 +207,8 @@ def test_client_with_another_data_size_is_refused(capsys):
 
     result = {}
     thread = threading.Thread(target=lambda: result.update(code=main(
-        ["serve", "site", "--port", "0", "--specimen", "linear:k=1e6", "--wait", "10", "--timeout", "10"])))
+        ["serve", "site", "--port", "0", "--specimen", "linear:k=1e6", "--wait", "10", "--timeout", "10",
+         "--records", str(tmp_path)])))
     thread.start()
     for _ in range(200):  # the address is printed once the server listens
         out = capsys.readouterr().out

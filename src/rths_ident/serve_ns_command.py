@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from rths_ident._params import ParameterError
 
@@ -44,11 +45,12 @@ def _serve_ns(args: argparse.Namespace) -> int:
             except Exception as exc:
                 raise ParameterError(f"model file {args.model}: building the numerical substructure failed: "
                                      f"{type(exc).__name__}: {exc}") from exc
+    make = _recorded(make, args, name)
     server = NSServer(make, host=args.host, port=args.port, wire=args.wire, timeout_s=args.timeout,
                       seed000_setup=seed000_setup, seed000_reply=args.reply, model=name)
     host, port = server.address
     print(f"rths-ident serve ns: listening on {host}:{port} ({args.wire} wire, model {name}); "
-          f"Ctrl-C stops", flush=True)
+          f"Ctrl-C stops; session records in {args.records}", flush=True)
     try:
         sessions = server.serve(max_sessions=1 if args.once else None)
     except KeyboardInterrupt:
@@ -57,6 +59,32 @@ def _serve_ns(args: argparse.Namespace) -> int:
         return 130
     print(f"rths-ident serve ns: stopped after {sessions} session(s), {len(server.failures)} failed", flush=True)
     return 1 if server.failures else 0
+
+
+def _recorded(make, args: argparse.Namespace, name: str):
+    """``make`` whose every session is recorded in ``args.records``
+    (:mod:`rths_ident.records.served`); checks the folder before listening."""
+    from rths_ident.output_paths import check_output_folder  # noqa: PLC0415
+    from rths_ident.records.served import (  # noqa: PLC0415
+        SUBSTRUCTURE_UNITS,
+        RecordingSubstructure,
+        SessionRecords,
+        default_records_folder,
+    )
+
+    if args.records is None:
+        args.records = str(default_records_folder("serve ns"))
+        Path(args.records).parent.mkdir(exist_ok=True)
+    folder = check_output_folder("--records", args.records)
+    records = SessionRecords(folder, "serve ns", {"command": "serve ns", "model": name, "wire": args.wire})
+
+    def make_recorded(setup):
+        ns = make(setup)
+        small = {k: v for k, v in setup.items() if k != "ground_accel"}  # the record's own rows hold ẍ_g
+        writer = records.open(SUBSTRUCTURE_UNITS, {"setup": small}, time_base={"slow_step_s": float(ns.dt)})
+        return RecordingSubstructure(ns, writer)
+
+    return make_recorded
 
 
 def add_serve_ns_parser(actions: argparse._SubParsersAction) -> None:
@@ -82,6 +110,8 @@ def add_serve_ns_parser(actions: argparse._SubParsersAction) -> None:
                         help="seed000: send the NS's next target (default) or the interface displacement after "
                         "the step (nodeDisp, as the thesis' script)")
     parser.add_argument("--once", action="store_true", help="stop after one session")
+    parser.add_argument("--records", metavar="DIR", default=None,
+                        help="folder of the session records (session-001.h5, …; default rths-runs/serve-ns-<UTC>/)")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S,
                         help=f"seconds to wait for a client to connect and for each of its messages "
                         f"(default {DEFAULT_TIMEOUT_S:g})")

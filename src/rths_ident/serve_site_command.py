@@ -30,6 +30,7 @@ import argparse
 import dataclasses
 import importlib
 import sys
+from pathlib import Path
 
 from rths_ident._params import ParameterError
 
@@ -134,6 +135,8 @@ def serve_site(args: argparse.Namespace, on_command=None) -> int:
     called after every command served."""
     from rths_ident.transport.openfresco import COMMAND_NAMES, ElementServer, OpenFrescoProtocolError  # noqa: PLC0415
 
+    from rths_ident.records.served import ELEMENT_SITE_UNITS, RecordingElementSite  # noqa: PLC0415
+
     model, params = parse_specimen(args.specimen)
     if args.data_size < 0:
         raise ParameterError(f"--data-size must be >= 0 (0 accepts the client's); got {args.data_size}")
@@ -145,12 +148,16 @@ def serve_site(args: argparse.Namespace, on_command=None) -> int:
         actuator = CarrionSpencerParams.table_2_1() if scaled is None else CarrionSpencerParams.scaled_for(*scaled)
     site_for = make_site_factory(model, params, args.transfer_system, actuator=actuator, fast_rate=args.fast_rate)
 
+    records, recorded = _records(args), []
+
     def checked_site(setup):
         if args.data_size and setup.data_size != args.data_size:
             raise OpenFrescoProtocolError(
                 f"client's data_size {setup.data_size} != --data-size {args.data_size} (set the client's "
                 f"-dataSize, or --data-size 0 to accept the client's)")
-        return site_for(setup)
+        site = RecordingElementSite(site_for(setup), records.open(ELEMENT_SITE_UNITS, {"setup_ints": list(setup)}))
+        recorded.append(site)
+        return site
 
     server = ElementServer(checked_site, port=args.port, host=args.host, accept_timeout=args.wait,
                            timeout=args.timeout, on_command=on_command)
@@ -160,13 +167,36 @@ def serve_site(args: argparse.Namespace, on_command=None) -> int:
               f"{args.specimen}, transfer system {args.transfer_system}); stop with DIE (99) or Ctrl-C",
               flush=True)
         server.serve()
-    except KeyboardInterrupt:
+    except BaseException as exc:
+        for site in recorded:  # what was served stays on disk, with why it ended
+            site.writer.event("error", "Ctrl-C" if isinstance(exc, KeyboardInterrupt) else f"{type(exc).__name__}: "
+                              f"{exc}", step=site.commits)
+            site.writer.close()
+        if not isinstance(exc, KeyboardInterrupt):
+            raise
         server.close()
         print("rths-ident serve site: interrupted (Ctrl-C)", file=sys.stderr, flush=True)
         return 130
+    for site in recorded:
+        site.finish()
+        print(f"rths-ident serve site: test record → {site.writer.path}", flush=True)
     counts = ", ".join(f"{name} {server.counts[name]}" for name in COMMAND_NAMES.values() if name in server.counts)
     print(f"rths-ident serve site: client sent DIE; served {counts}", flush=True)
     return 0
+
+
+def _records(args: argparse.Namespace):
+    """The session records of ``serve site`` (:mod:`rths_ident.records.served`), the
+    folder checked before listening."""
+    from rths_ident.output_paths import check_output_folder  # noqa: PLC0415
+    from rths_ident.records.served import SessionRecords, default_records_folder  # noqa: PLC0415
+
+    if args.records is None:
+        args.records = str(default_records_folder("serve site"))
+        Path(args.records).parent.mkdir(exist_ok=True)
+    folder = check_output_folder("--records", args.records)
+    return SessionRecords(folder, "serve site", {"command": "serve site", "specimen": args.specimen,
+                                                 "transfer_system": args.transfer_system})
 
 
 def add_serve_site_parser(serve_subparsers: argparse._SubParsersAction) -> None:
@@ -192,6 +222,8 @@ def add_serve_site_parser(serve_subparsers: argparse._SubParsersAction) -> None:
                         help="carrion-spencer: controller rate [Hz] (default 4000)")
     parser.add_argument("--wait", type=float, default=None,
                         help="seconds to wait for the client to connect (default: until Ctrl-C)")
+    parser.add_argument("--records", metavar="DIR", default=None,
+                        help="folder of the session record (session-001.h5; default rths-runs/serve-site-<UTC>/)")
     parser.add_argument("--timeout", type=float, default=60.0,
                         help="seconds allowed between two messages of the client (default 60)")
     parser.set_defaults(func=serve_site)

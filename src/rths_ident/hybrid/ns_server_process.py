@@ -20,6 +20,7 @@ import queue
 import re
 import signal
 import subprocess
+import tempfile
 import sys
 import threading
 import time as _time
@@ -51,12 +52,18 @@ class NSServerProcess:
         self.stop_timeout_s = float(stop_timeout_s)
         self.process: subprocess.Popen | None = None
         self.address: tuple[str, int] | None = None
+        self._records: str | None = None
         self._stdout: queue.Queue = queue.Queue()
         self._stderr: collections.deque = collections.deque(maxlen=20)
 
     @property
     def command(self) -> list[str]:
-        return [sys.executable, "-m", "rths_ident.cli", "serve", "ns", *self.serve_args]
+        args = list(self.serve_args)
+        if "--records" not in args:  # the run's own test record holds every step; the child's goes to temp
+            if self._records is None:
+                self._records = tempfile.mkdtemp(prefix="rths-serve-ns-")
+            args += ["--records", self._records]
+        return [sys.executable, "-m", "rths_ident.cli", "serve", "ns", *args]
 
     def start(self) -> tuple[str, int]:
         """Start the child and return ``(host, port)`` once it listens.

@@ -71,7 +71,9 @@ def ground_accel_function(setup: dict) -> Callable[[float], float]:
 class NSServer:
     """Serve ``make_ns(setup)`` sessions on ``host:port`` (module doc).
 
-    make_ns : ``setup (dict) -> NumericalSubstructure``.
+    make_ns : ``setup (dict) -> NumericalSubstructure``. At the end of a framed session
+        the NS's ``end_session(ok, how)`` is called if it has one (a recording wrapper:
+        :mod:`rths_ident.records.served`), else ``close()``.
     wire : ``"framed"`` or ``"seed000"``.
     seed000_setup : the setup of every seed 000 session (``dt`` [s], ``ground_accel``
         [m/s²], ``record_dt`` [s]); required with ``wire="seed000"``.
@@ -182,10 +184,19 @@ class NSServer:
             text = f"building the numerical substructure failed: {_describe_exception(exc)}"
             self._report(channel, number, peer, text)
             return False
+        self._outcome = None  # (ok, how the session ended), set where it ends
         try:
             return self._framed_steps(channel, ns, number, peer)
+        except TransportError as exc:
+            self._outcome = (False, f"transport: {exc}")
+            raise
         finally:
-            ns.close()
+            ok, how = self._outcome or (False, "session ended unexpectedly")
+            end_session = getattr(ns, "end_session", None)  # e.g. a recording wrapper
+            if end_session is not None:
+                end_session(ok, how)
+            else:
+                ns.close()
 
     def _framed_steps(self, channel: FramedChannel, ns, number: int, peer: str) -> bool:
         try:
@@ -239,6 +250,7 @@ class NSServer:
                 continue
             elif kind is MessageType.SHUTDOWN:
                 channel.send(MessageType.SHUTDOWN)
+                self._outcome = (True, f"SHUTDOWN after {k} slow steps")
                 self._log(f"ns server: session {number} ({peer}) done after {k} slow steps")
                 return False
             else:
@@ -248,6 +260,7 @@ class NSServer:
 
     def _report(self, channel: FramedChannel, number: int, peer: str, text: str) -> None:
         """Send ERROR with ``text`` (the session ends) and log it."""
+        self._outcome = (False, text)
         self.failures.append(f"session {number} ({peer}): {text}")
         self._log(f"ns server: session {number} ({peer}) failed: {text}")
         try:
@@ -260,6 +273,7 @@ class NSServer:
         setup = dict(self.seed000_setup)
         ground_accel = ground_accel_function(setup)
         ns = self.make_ns(setup)
+        outcome = (False, "session ended unexpectedly")
         try:
             n = int(ns.n_interface)
             dt = float(ns.dt)
@@ -289,8 +303,16 @@ class NSServer:
                 k += 1
             self._log(f"ns server: seed 000 session {number} ({peer}) done after {k} slow steps "
                       f"({_time.perf_counter() - start:.3g} s)")
+            outcome = (True, f"the client closed the connection after {k} slow steps")
+        except Exception as exc:
+            outcome = (False, str(exc))
+            raise
         finally:
-            ns.close()
+            end_session = getattr(ns, "end_session", None)
+            if end_session is not None:
+                end_session(*outcome)
+            else:
+                ns.close()
 
 
 __all__ = ["DEFAULT_PORT", "DEFAULT_TIMEOUT_S", "NSServer", "SEED000_REPLIES", "WIRES", "ground_accel_function"]
