@@ -86,3 +86,49 @@ def test_real_clock_pacing_takes_the_record_length():
     assert elapsed >= 0.195
     report = pacer.report()
     assert elapsed <= 0.2 + 0.005 * report.missed_deadlines + 0.1
+
+
+def test_paced_engine_tells_the_site_when_each_target_arrived():
+    """The NS's time of step k is when step k+1's target arrived; a site that takes
+    ``arrival_s`` gets it (nothing at step 0), after ``prepare_realtime`` ran."""
+    import time
+
+    from rths_ident.hybrid.engine import run_stepwise
+    from rths_ident.hybrid.site import SiteReading
+
+    calls = []
+
+    class Site:
+        n_interface = 1
+
+        def prepare_realtime(self):
+            calls.append("prepare")
+
+        def step(self, target, arrival_s=None):
+            calls.append(arrival_s)
+            return SiteReading(np.zeros(1), np.zeros(1), {"x": np.zeros(1)})
+
+        def close(self):
+            pass
+
+    class SlowNS:
+        dt, n_interface = 0.02, 1
+
+        def initial_target(self):
+            return np.zeros(1)
+
+        def step(self, feedback, ground_accel):
+            time.sleep(0.005)
+            return np.zeros(1), {"u": np.zeros(1)}
+
+        def apply_parameters(self, theta):
+            pass
+
+        def close(self):
+            pass
+
+    pacer = RealTimePacer(0.02)
+    run_stepwise(Site(), SlowNS(), np.zeros(8), pacer=pacer)
+    assert calls[0] == "prepare" and calls[1] is None
+    np.testing.assert_allclose(calls[2:], pacer.report().ns_s[:-1], rtol=0, atol=0)
+    assert min(calls[2:]) >= 0.005

@@ -40,6 +40,7 @@ leaves everything logged up to the failure readable (:class:`LoopAborted` carrie
 
 from __future__ import annotations
 
+import inspect
 import time
 from typing import Any, Callable, NamedTuple
 
@@ -155,7 +156,10 @@ def run_stepwise(site, ns, ground_accel_slow, *, updater: ModelUpdater | None = 
     :func:`run_fused`'s (``{"fast", "ns", "update"}``).
 
     ``pacer`` (a :class:`~rths_ident.hybrid.realtime.RealTimePacer`) holds each step to
-    its wall-clock window and times the NS's share. When a step fails, ``safe_stop``
+    its wall-clock window and times the NS's share; a site whose ``step`` takes
+    ``arrival_s`` is told when each target arrived (the previous NS step's time: a
+    predictor–corrector predicts until then and slows down after 0.6·Δt), and its
+    ``prepare_realtime()``, if any, runs before the clock starts. When a step fails, ``safe_stop``
     (:class:`~rths_ident.hybrid.safe_stop.SafeStop`; None: leave the site as it is)
     brings the specimen to rest before :class:`LoopAborted` is raised; its error says
     what failed, at which slow step and test time, and how the specimen was left.
@@ -172,13 +176,19 @@ def run_stepwise(site, ns, ground_accel_slow, *, updater: ModelUpdater | None = 
         text = f"{where} {message}. {stopped.describe()}; {kept}." + (f" What to do: {advice}." if advice else "")
         return LoopAborted(text, stack_logs(per_step), k, safe_stop_logs=stopped.logs)
 
+    # paced: the site learns when each target arrived (the NS's time), if it can use it
+    arrival_s = None
+    takes_arrival = pacer is not None and "arrival_s" in inspect.signature(site.step).parameters
     if pacer is not None:
+        prepare = getattr(site, "prepare_realtime", None)
+        if prepare is not None:
+            prepare()
         pacer.start()
     for k in range(ground_accel_slow.shape[0]):
         if pacer is not None:
             pacer.begin_step(k)
         try:
-            reading = site.step(target)
+            reading = site.step(target, arrival_s=arrival_s) if arrival_s is not None else site.step(target)
             step_log = {"fast": reading.log}
             if updater is not None and reading.estimate is not None:
                 applied = updater.step(reading.estimate, k)
@@ -201,6 +211,8 @@ def run_stepwise(site, ns, ground_accel_slow, *, updater: ModelUpdater | None = 
         target = next_target
         if pacer is not None:
             pacer.end_step(k, ns_seconds)
+            if takes_arrival:
+                arrival_s = ns_seconds
         if on_step is not None:
             on_step(k, step_log)
     return stack_logs(per_step)

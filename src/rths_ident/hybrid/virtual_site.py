@@ -170,10 +170,11 @@ def make_fast_chunk(side: FastSide) -> Callable:
     comp_functions = compensation.functions if compensation is not None else None
     id_every, actuator_step = side.identifier_every, side.actuator_step
 
-    def fast_chunk(fp, fs, target):
+    def fast_chunk(fp, fs, target, arrival_tick=None):
         target = jnp.reshape(target, (-1,))[0]
         newest = fs["previous_target"] if side.transition_predicts_ahead else target
-        tr_state, tr_out = transition.step(fp["transition"], fs["transition"], TransitionInputs(newest), dt_slow)
+        tr_state, tr_out = transition.step(fp["transition"], fs["transition"], TransitionInputs(newest, arrival_tick),
+                                           dt_slow)
         # sensor noise for the whole chunk in one draw per channel (same statistics as
         # one draw per sample; much cheaper inside the compiled loop)
         zeros = sensors.SensorInputs(jnp.zeros(ratio))
@@ -270,6 +271,26 @@ class VirtualSite:
         target = jnp.zeros(self.n_interface)
         self._step = jax.jit(site_step).lower(self.params, self.state, target).compile()
 
+    @property
+    def uses_arrival(self) -> bool:
+        """Whether the rate transition takes the target's arrival time (the
+        predictor–corrector: it predicts until then, and slows down after 0.6·Δt)."""
+        return hasattr(self.side.transition.params, "arrival_tick")
+
+    def prepare_realtime(self) -> None:
+        """Compile the step that takes the measured arrival time (a paced run calls this
+        before its clock starts)."""
+        if self.uses_arrival and getattr(self, "_step_arrival", None) is None:
+            chunk, identify = make_fast_chunk(self.side), make_identify(self.side)
+
+            def site_step(fp, fs, target, arrival_tick):
+                fs, log, force = chunk(fp, fs, target, arrival_tick)
+                return fs, log, force, identify(fp, fs)
+
+            target = jnp.zeros(self.n_interface)
+            self._step_arrival = jax.jit(site_step).lower(self.params, self.state, target,
+                                                          jnp.asarray(0, dtype=jnp.int32)).compile()
+
     def restarted(self, state) -> "VirtualSite":
         """A site at ``state`` sharing this one's compiled step (no recompilation)."""
         site = object.__new__(VirtualSite)
@@ -277,9 +298,19 @@ class VirtualSite:
         site.state = canonical_state(state)
         return site
 
-    def step(self, target) -> SiteReading:
+    def step(self, target, arrival_s: float | None = None) -> SiteReading:
+        """One slow step towards ``target`` [m]. ``arrival_s``: in a paced run, when the
+        target arrived after the step's window opened [s] (the NS's time); a
+        predictor–corrector then predicts until that fast tick (and slows down after
+        0.6·Δt) instead of its configured arrival."""
         target = jnp.asarray(np.reshape(np.asarray(target, dtype=float), (self.n_interface,)))
-        self.state, log, force, estimate = self._step(self.params, self.state, target)
+        if arrival_s is not None and self.uses_arrival:
+            self.prepare_realtime()
+            tick = int(min(max(np.ceil(arrival_s * self.side.fast_rate - 1e-9), 0), self.side.ratio - 1))
+            self.state, log, force, estimate = self._step_arrival(self.params, self.state, target,
+                                                                  jnp.asarray(tick, dtype=jnp.int32))
+        else:
+            self.state, log, force, estimate = self._step(self.params, self.state, target)
         log, force = jax.device_get((log, force))  # one transfer for every leaf
         self.last_command = float(log["command"][-1])
         return SiteReading(displacement=log["measured"][-1:], force=force, log=log, estimate=estimate)

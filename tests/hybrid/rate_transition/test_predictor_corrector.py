@@ -77,3 +77,27 @@ def test_bad_parameters():
         PredictorCorrectorParams(ratio=20, arrival_tick=20)
     with pytest.raises(ParameterError, match="slowdown_threshold"):
         PredictorCorrectorParams(slowdown_threshold=1.2)
+
+
+def test_arrival_tick_as_an_input_equals_the_static_setting_at_every_tick():
+    """A paced loop passes the measured arrival tick as a traced input: one compiled step
+    must give, for every tick, what the step built with that static ``arrival_tick``
+    gives; from the slow-down threshold (0.6·ratio) on, the step is flagged slowed down."""
+    import jax
+    import jax.numpy as jnp
+
+    from rths_ident.hybrid.rate_transition import predictor_corrector as pc
+    from rths_ident.hybrid.rate_transition.inputs import TransitionInputs
+
+    ratio = 16
+    state = pc.PredictorCorrectorState(targets=jnp.array([0.9, 0.5, 0.2]))
+    dynamic = jax.jit(lambda a: pc.step(pc.PredictorCorrectorParams(ratio=ratio), state,
+                                        TransitionInputs(jnp.asarray(1.2), a), 0.02)[1])
+    for arrival in range(ratio):
+        static = pc.step(pc.PredictorCorrectorParams(ratio=ratio, arrival_tick=arrival), state,
+                         TransitionInputs(jnp.asarray(1.2)), 0.02)[1]
+        got = dynamic(jnp.asarray(arrival))
+        # equal to round-off (XLA folds the static tick into other constants)
+        np.testing.assert_allclose(np.asarray(got.samples), np.asarray(static.samples), rtol=1e-14, atol=0)
+        assert bool(got.slowed_down) == bool(static.slowed_down) == (arrival - 1 > int(0.6 * ratio))
+        assert float(got.switch_point) == pytest.approx(float(static.switch_point), rel=1e-14, abs=1e-15)

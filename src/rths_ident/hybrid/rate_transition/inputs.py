@@ -14,6 +14,9 @@ class TransitionInputs(NamedTuple):
 
     slow_target: u_n, the interface target received from the numerical substructure at
     the slow rate [m].
+    arrival_tick: the fast tick at which that target arrived in a paced (real-time) loop;
+    None = the transition's own setting (only the predictor–corrector uses it).
     """
 
     slow_target: jax.Array
+    arrival_tick: jax.Array | None = None

@@ -110,16 +110,21 @@ def step(params: PredictorCorrectorParams, state: PredictorCorrectorState, input
     the ``ratio`` commands. ``dt``: the slow step Δt_n [s] (unused: the map is in
     normalised time; kept for the common shape).
 
-    Ticks 1 … arrival_tick−1 predict; the target is used from tick arrival_tick on. The
-    ``slowdown_threshold``, ``slowdown_factor`` fields may be traced; ``ratio`` and
-    ``arrival_tick`` are static."""
+    Ticks 1 … a−1 predict; the target is used from tick a on, where a is
+    ``inputs.arrival_tick`` when given (a traced integer: the tick at which a paced loop's
+    target really arrived) and ``params.arrival_tick`` otherwise (static). The
+    ``slowdown_threshold``, ``slowdown_factor`` fields may be traced; ``ratio`` is static."""
     del dt
     u_new = inputs.slow_target
     sig1, sig2, sig3 = state.targets[0], state.targets[1], state.targets[2]
-    ratio, arrival = params.ratio, params.arrival_tick
+    ratio = params.ratio
+    arrival = params.arrival_tick if inputs.arrival_tick is None else inputs.arrival_tick
+    arrival = jnp.clip(jnp.asarray(arrival), 0, ratio - 1)
+    first = jnp.maximum(arrival, 1)  # first corrected tick
     threshold_tick = jnp.floor(params.slowdown_threshold * ratio + 1e-9)
-    # x reached while predicting (ticks 1 … arrival−1), with the slow-down rule
-    ticks = jnp.arange(1, max(arrival, 1))
+    # x reached while predicting at every tick 1 … ratio−1, with the slow-down rule; the
+    # ticks before the arrival use it
+    ticks = jnp.arange(1, ratio)
     factor = params.slowdown_factor
     late = jnp.maximum(ticks - threshold_tick, 0.0)
     # full-speed ticks contribute 1/ratio; the m-th late tick contributes factor^m/ratio
@@ -127,16 +132,20 @@ def step(params: PredictorCorrectorParams, state: PredictorCorrectorState, input
     late_sum = jnp.where(late > 0, factor * (1 - factor**late) / (1 - factor), 0.0)
     predicted_x = (on_time + late_sum) / ratio
     predicted = predict_p2(sig1, sig2, sig3, predicted_x)
-    if arrival >= 2:
-        xi, sig_xi = predicted_x[-1], predicted[-1]
-    else:  # the target arrives before (or at) the first tick: the switch is at x = 0
-        xi, sig_xi = jnp.zeros(()), sig1
-    # correction: new target at x = 1; old sig1 at 0, old sig2 at −1
-    n_correct = ratio - max(arrival, 1) + 1
-    x_correct = xi + (1.0 - xi) * jnp.arange(1, n_correct + 1) / n_correct
+    # the switch: where prediction stopped (x = 0 when the target came by the first tick)
+    last_predicted = jnp.maximum(arrival - 2, 0)
+    xi = jnp.where(arrival >= 2, predicted_x[last_predicted] if ratio > 1 else 0.0, 0.0)
+    sig_xi = jnp.where(arrival >= 2, predicted[last_predicted] if ratio > 1 else sig1, sig1)
+    # correction: new target at x = 1; old sig1 at 0, old sig2 at −1, over the remaining
+    # n_correct ticks uniformly in x from xi to 1
+    n_correct = ratio - first + 1
+    sample = jnp.arange(ratio)  # sample j is tick j + 1
+    m = sample - (first - 1) + 1  # 1 … n_correct on the corrected samples
+    x_correct = xi + (1.0 - xi) * m / n_correct
     corrected = correct_d2(u_new, sig_xi, sig2, xi, x_correct)
-    samples = jnp.concatenate([predicted[: max(arrival, 1) - 1], corrected])
-    slowed_down = jnp.asarray(arrival - 1 > threshold_tick)
+    predicted_samples = jnp.concatenate([predicted, predicted[-1:]]) if ratio > 1 else corrected
+    samples = jnp.where(sample < first - 1, predicted_samples, corrected)
+    slowed_down = arrival - 1 > threshold_tick
     new_state = PredictorCorrectorState(targets=jnp.stack([jnp.asarray(u_new, dtype=jnp.float64), sig1, sig2]))
     return new_state, PredictorCorrectorOutput(samples, slowed_down, xi, sig_xi)
 

@@ -1,0 +1,34 @@
+"""The virtual site told when its target arrived (a paced run): the predictor–corrector
+predicts until that fast tick, exactly as a site built with that arrival tick does."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from rths_ident.hybrid.hybrid_test import initial_fast_state
+from rths_ident.hybrid.scenarios import lugre_frame
+from rths_ident.hybrid.virtual_site import VirtualSite
+
+pytestmark = pytest.mark.slow
+
+
+def test_measured_arrival_equals_a_site_built_with_that_arrival_tick():
+    test = lugre_frame.build(lugre_frame.LugreFrameConfig(duration=0.4))
+    side = test.fast_side
+    assert side.transition.params.arrival_tick == 40  # the configured half step
+    late = side._replace(transition=side.transition._replace(
+        params=dataclasses.replace(side.transition.params, arrival_tick=70)))
+    told = VirtualSite(side, test.seed)
+    built = VirtualSite(late, test.seed)
+    on_time = VirtualSite(side, test.seed, state=initial_fast_state(side, test.seed))
+    assert told.uses_arrival
+    targets = 2e-3 * np.sin(2 * np.pi * 1.5 * 0.02 * np.arange(1, 11))
+    # 70 ticks of 0.25 ms = 17.5 ms: after 0.6·Δt = 12 ms, so the command slows down
+    for target in targets:
+        a = told.step(target, arrival_s=69.5 / 4000).log
+        b = built.step(target).log
+        c = on_time.step(target).log
+        np.testing.assert_allclose(a["command"], b["command"], rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(a["measured"], b["measured"], rtol=1e-12, atol=1e-15)
+    assert np.max(np.abs(a["target"] - c["target"])) > 1e-3 * np.max(np.abs(c["target"]))
