@@ -22,11 +22,15 @@ def test_shipped_test_end_to_end_with_json_and_plot(tmp_path, capsys):
     assert code == 0
     captured = capsys.readouterr()
     assert "model bilinear, method nls" in captured.out and "force NRMSE" in captured.out
-    assert "nls start 1/2" in captured.err  # progress lines
+    assert "bilinear nls start 1" in captured.err  # progress lines
+    assert "identifiability (Jacobian at the optimum" in captured.out
     payload = json.loads(out_json.read_text())
     assert payload["model"] == "bilinear" and payload["method"] == "nls"
     assert payload["n_samples"] == 380
     assert set(payload["params"]) == {"k", "fy", "b"}
+    report = payload["identifiability"]
+    assert set(report["parameters"]) == {"k", "fy", "b"} and report["condition_number"] >= 1.0
+    assert len(report["singular_values"]) == 3
     # independent check: the model run with the reported SI parameters on the SI data
     x, f = load_hysteresis_test("daniel", units="SI")
     recomputed = BilinearKinematic(**payload["params"]).force_history(x)
@@ -170,3 +174,14 @@ def test_csv_without_a_header_says_so(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "noheader.csv" in err and "line 1" in err and "holds numbers, not column names" in err
     assert "'time,displacement,force'" in err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--model", "bilinear", "--form", "full"], "--form full applies to --model pinching-boucwen only"),
+    (["--model", "pinching-boucwen", "--method", "ls", "--form", "pinched"], "--form applies to the nls and bayes"),
+    (["--model", "bilinear", "--global-generations", "-1"], "--global-generations must be ≥ 0"),
+    (["--model", "bilinear", "--starts", "0"], "--starts must be a positive integer"),
+])
+def test_bad_fit_options_are_named_before_fitting(argv, message, capsys):
+    assert main(["--dataset", "daniel", *argv]) == 1
+    assert message in capsys.readouterr().err

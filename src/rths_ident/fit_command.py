@@ -17,6 +17,8 @@ from rths_ident._params import ParameterError
 
 __all__ = ["add_fit_command", "run_fit", "main"]
 
+# the nested forms of the pinching model (rths_ident.estimators.offline.model_specs)
+PINCHING_FORMS = ("hysteretic", "degrading", "pinched", "full")
 MODEL_CHOICES = ("lugre", "boucwen", "degrading-boucwen", "pinching-boucwen", "bilinear", "linear", "auto")
 METHOD_CHOICES = ("ls", "nls", "bayes", "static", "logdec")
 QUANTITIES = ("time", "displacement", "force")
@@ -32,12 +34,15 @@ mm and force kN).
 methods: ls     batch constrained least squares in the linear-in-parameters form
                 (with a bounded search of the parameters that fix the hysteretic
                 variable; see docs/fitting.md for what it means per model)
-         nls    nonlinear least squares through the simulated force (multi-start)
+         nls    nonlinear least squares through the simulated force: a global stage
+                (differential evolution on a decimated record), then local refinement
+                (trust-region least squares); prints parameter identifiability
          bayes  posterior by NumPyro NUTS (summary and diagnostics by ArviZ)
          static (linear) K = slope of the force-displacement line of a static test
          logdec (linear) log decrement of a free-vibration test -> m, c, k (seed 002)
 models:  lugre, boucwen (A = 1 unless --free-A), degrading-boucwen, pinching-boucwen
-         (Bouc-Wen-Baber-Noori with pinching), bilinear, linear,
+         (Bouc-Wen-Baber-Noori with pinching; degradation and pinching terms freed when
+         the data support them, see --form), bilinear, linear,
          auto (fit every model with the method and rank them)
 
 NRMSE = rms(F_fit - F_meas) / (max F_meas - min F_meas) * 100 %; the report also gives
@@ -103,7 +108,14 @@ def add_fit_command(subparsers) -> argparse.ArgumentParser:
     fitting.add_argument("--fix", help="hold parameters at known SI values, e.g. 'n=1' (Bouc–Wen) or 'k_h=0,alpha_sv=0.1'")
     fitting.add_argument("--substeps", type=int, help="Bouc–Wen models: sub-increments of the z update per "
                          "sample (default: the model's); more reduce the discretisation bias on coarse records")
-    fitting.add_argument("--starts", type=int, default=6, help="ls/nls: local refinements (multi-start, default 6)")
+    fitting.add_argument("--starts", type=int, help="ls/nls: local refinements (multi-start; default 4 for ls, "
+                         "2 per form for nls: the global optimum and the best other start)")
+    fitting.add_argument("--form", default="auto", choices=("auto",) + PINCHING_FORMS,
+                         help="pinching-boucwen: which degradation/pinching parameters are free; auto (default) "
+                         "frees them when the data support it (nested BIC comparisons, docs/fitting.md)")
+    fitting.add_argument("--global-generations", type=int, default=40,
+                         help="nls: generations of the differential-evolution stage before the local "
+                         "refinement (default 40; 0 skips it)")
     fitting.add_argument("--seed", type=int, default=0, help="random seed (Latin hypercube, NUTS)")
     fitting.add_argument("--draws", type=int, default=300, help="bayes: draws per chain (default 300)")
     fitting.add_argument("--warmup", type=int, default=300, help="bayes: warm-up steps per chain (default 300)")
@@ -194,12 +206,18 @@ def run_fit(args: argparse.Namespace) -> int:
     from rths_ident.output_paths import check_output_file
 
     for name in ("starts", "draws", "warmup", "chains"):
-        if getattr(args, name) < 1:
+        if getattr(args, name) is not None and getattr(args, name) < 1:
             raise ParameterError(f"--{name} must be a positive integer; got {getattr(args, name)}")
     # before the fit: a path that cannot be written must not cost the fit
     for option, path in (("--json", args.json), ("--plot", args.plot)):
         if path:
             check_output_file(option, path)
+    if args.global_generations < 0:
+        raise ParameterError(f"--global-generations must be ≥ 0 (0 skips the global stage); got {args.global_generations}")
+    if args.form != "auto" and args.model != "pinching-boucwen":
+        raise ParameterError(f"--form {args.form} applies to --model pinching-boucwen only, not to {args.model}")
+    if args.form != "auto" and args.method not in ("nls", "bayes"):
+        raise ParameterError(f"--form applies to the nls and bayes methods, not to {args.method}")
     data, (displacement_unit, force_unit) = _load(args)
 
     def progress(message: str) -> None:
@@ -221,8 +239,12 @@ def run_fit(args: argparse.Namespace) -> int:
             options["fixed"] = _fixed_values(args.fix)
         if args.method == "bayes":
             options.update(draws=args.draws, warmup=args.warmup, chains=args.chains)
-        else:
+        if args.starts is not None:
             options.update(n_starts=args.starts)
+        if args.method == "nls":
+            options.update(global_generations=args.global_generations)
+        if args.model == "pinching-boucwen" and args.method in ("nls", "bayes"):
+            options.update(form=args.form)
         if args.model == "auto":
             ranking = offline.fit_all(data, args.method, **options)
             result = ranking[0]

@@ -69,3 +69,32 @@ def bilinear_return_map(x, k, fy, b):
         force[i] = f
         previous = xi
     return force
+
+
+def degrading_bouc_wen_rk4(x, k, alpha, beta, gamma, n, delta_nu, delta_eta, substeps=40):
+    """Baber–Noori degrading Bouc–Wen (no pinching, A = 1) by RK4 in x of the system
+    dz/dx = (1 − ν(ε)|z|^n (γ + β sgn(ẋ z))) / η(ε),  dε/dx = (1 − α) k z,
+    ν = 1 + δ_ν ε, η = 1 + δ_η ε; F = α k x + (1 − α) k z (plain numpy)."""
+    z, energy, previous = 0.0, 0.0, 0.0
+    force = np.empty_like(x)
+    for i, xi in enumerate(x):
+        h = (xi - previous) / substeps
+        s = np.sign(xi - previous)
+
+        def rate(state):
+            zz, ee = state
+            e = max(ee, 0.0)
+            dz = (1.0 - (1 + delta_nu * e) * abs(zz) ** n * (gamma + beta * np.sign(s * zz))) / (1 + delta_eta * e)
+            return np.array([dz, (1 - alpha) * k * zz])
+
+        y = np.array([z, energy])
+        for _ in range(substeps):
+            k1 = rate(y)
+            k2 = rate(y + 0.5 * h * k1)
+            k3 = rate(y + 0.5 * h * k2)
+            k4 = rate(y + h * k3)
+            y = y + h * (k1 + 2 * k2 + 2 * k3 + k4) / 6.0
+        z, energy = y
+        force[i] = alpha * k * xi + (1 - alpha) * k * z
+        previous = xi
+    return force

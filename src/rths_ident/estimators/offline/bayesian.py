@@ -49,6 +49,7 @@ def fit_bayes(
     substeps: int | None = None,
     fixed: dict[str, float] | None = None,
     n_starts: int = 2,
+    form: str = "auto",
     progress: Callable[[str], None] | None = None,
     progress_bar: bool = False,
     max_tree_depth: int = 8,
@@ -70,15 +71,16 @@ def fit_bayes(
     import numpyro.distributions as dist
     from numpyro.infer import MCMC, NUTS, init_to_value
 
-    spec = model_spec(model, data, free_A=free_A, substeps=substeps, fixed=fixed)
+    if progress is not None:
+        progress(f"{model} bayes: NLS start point ({n_starts} starts)")
+    start = fit_nls(data, model, n_starts=n_starts, n_screen=32, seed=seed, free_A=free_A, substeps=substeps,
+                    fixed=fixed, form=form)
+    # the pinching model: sample the form the NLS stage chose (its other coordinates held)
+    spec = model_spec(model, data, free_A=free_A, substeps=substeps, fixed=fixed, form=start.details.get("form"))
     record = normalised_record(data)
     measured = record[3]
     lower, upper = spec.bounds()
     names = [p.name for p in spec.free]
-
-    if progress is not None:
-        progress(f"{model} bayes: NLS start point ({n_starts} starts)")
-    start = fit_nls(data, model, n_starts=n_starts, n_screen=32, seed=seed, free_A=free_A, substeps=substeps, fixed=fixed)
     scales = data.scales()
     start_fields = spec.to_normalised(start.params, scales)
     q_start = []

@@ -37,7 +37,8 @@ import numpy as np
 from rths_ident._params import ParameterError
 from rths_ident.estimators.offline.fit_data import FitData, Scales
 
-__all__ = ["FreeParameter", "ModelSpec", "MODEL_NAMES", "model_spec", "model_class", "initial_stiffness"]
+__all__ = ["FreeParameter", "ModelSpec", "MODEL_NAMES", "PINCHING_FORMS", "model_spec", "model_class",
+           "initial_stiffness", "hysteretic_energy"]
 
 #: model names accepted by the fitters and by ``rths-ident fit --model``
 MODEL_NAMES = ("lugre", "boucwen", "degrading-boucwen", "pinching-boucwen", "bilinear", "linear")
@@ -114,6 +115,11 @@ class ModelSpec:
     derived: Callable[[dict], dict] | None = None  # extra field rules, e.g. γ = (γ/β)·β
     includes_inertia: bool = False  # linear element: add m·a to the restoring force
     config: dict = dataclasses.field(default_factory=dict)  # static Params fields, e.g. substeps
+    # nested forms (pinching model): form name -> free coordinate names, smallest first; the
+    # coordinates a form leaves out are held at ``off`` (coordinate values that switch the
+    # mechanism off, e.g. ζ_s = 0). Empty: one form, every coordinate of ``free`` fitted.
+    forms: dict = dataclasses.field(default_factory=dict)
+    off: dict = dataclasses.field(default_factory=dict)
 
     @property
     def model(self):
@@ -129,6 +135,33 @@ class ModelSpec:
 
     def start(self) -> np.ndarray:
         return np.array([p.to_coordinate(p.start) for p in self.free], dtype=float)
+
+    def form_indices(self, form: str) -> np.ndarray:
+        """Indices into ``free`` of the coordinates that ``form`` fits."""
+        if form not in self.forms:
+            raise ParameterError(f"model {self.name!r} has no form {form!r}; forms: {', '.join(self.forms) or 'none'}")
+        active = set(self.forms[form])
+        return np.array([i for i, p in enumerate(self.free) if p.name in active], dtype=int)
+
+    def off_coordinates(self) -> np.ndarray:
+        """Full coordinate vector with every form-optional coordinate at its ``off`` value
+        and the others at their start."""
+        q = self.start()
+        for i, p in enumerate(self.free):
+            if p.name in self.off:
+                q[i] = self.off[p.name]
+        return q
+
+    def restricted(self, form: str) -> "ModelSpec":
+        """The spec of one form alone: its coordinates free, the others held at ``off``."""
+        indices = set(self.form_indices(form).tolist())
+        held = dict(self.held)
+        q_off = self.off_coordinates()
+        for i, p in enumerate(self.free):
+            if i not in indices:
+                held[p.name] = float(np.exp(q_off[i]) if p.log else q_off[i])
+        free = tuple(p for i, p in enumerate(self.free) if i in indices)
+        return dataclasses.replace(self, free=free, held=held, forms={}, off={})
 
     def coordinate_values(self, q) -> dict:
         """Normalised values of the free coordinates (traceable)."""
@@ -182,6 +215,14 @@ def initial_stiffness(x_normalised: np.ndarray, f_normalised: np.ndarray, fracti
     return float(np.clip(slope if slope > 0 else secant, 0.2, 500.0))
 
 
+def hysteretic_energy(x_normalised: np.ndarray, f_normalised: np.ndarray) -> float:
+    """Net work ∮F̃ dx̃ of the record (trapezoidal), in normalised units: the energy the
+    specimen dissipated, which sets the scale of the energy-driven degradation rates
+    (rate × energy is dimensionless). Floored at 0.05 (an almost elastic record)."""
+    work = float(np.sum(0.5 * (f_normalised[1:] + f_normalised[:-1]) * np.diff(x_normalised)))
+    return max(work, 0.05)
+
+
 def _gamma_from_ratio(values: dict) -> dict:
     values = dict(values)
     values["gamma"] = values.pop("gamma_over_beta") * values["beta"]
@@ -208,7 +249,7 @@ SUBSTEP_MODELS = ("boucwen", "degrading-boucwen", "pinching-boucwen")
 
 
 def model_spec(name: str, data: FitData, *, free_A: bool = False, substeps: int | None = None,
-               fixed: dict[str, float] | None = None) -> ModelSpec:
+               fixed: dict[str, float] | None = None, form: str | None = None) -> ModelSpec:
     """Free/held parameters, bounds and starts of model ``name`` for ``data``.
 
     ``fixed``: parameters to hold at known values, in SI (e.g. ``{"n": 1.0}`` for
@@ -219,10 +260,17 @@ def model_spec(name: str, data: FitData, *, free_A: bool = False, substeps: int 
     ``substeps`` (Bouc–Wen models): backward-Euler sub-increments per sample of the
     hysteretic variable (None: the model's default). The update's O(Δx) error biases β, γ
     when samples are coarse; more sub-steps reduce it proportionally at a proportional cost.
+
+    ``form`` (pinching model, one of :data:`PINCHING_FORMS`): the spec of that form alone;
+    None keeps every coordinate with the nested ``forms`` for the form selection.
     """
     spec = _model_spec(name, data, free_A)
     if fixed:
         spec = _hold(spec, dict(fixed), data)
+    if form is not None:
+        if not spec.forms:
+            raise ParameterError(f"form applies to pinching-boucwen ({', '.join(PINCHING_FORMS)}), not to {name!r}")
+        spec = spec.restricted(form)
     if substeps is not None:
         if name not in SUBSTEP_MODELS:
             raise ParameterError(f"substeps applies to {', '.join(SUBSTEP_MODELS)}, not to {name!r}")
@@ -246,13 +294,15 @@ def _hold(spec: ModelSpec, fixed: dict, data: FitData) -> ModelSpec:
     free = tuple(p for p in spec.free if p.name not in fixed)
     if not free:
         raise ParameterError(f"every parameter of {spec.name!r} is fixed: nothing to estimate")
+    forms = {form: tuple(n for n in names if n not in fixed) for form, names in spec.forms.items()}
+    off = {n: v for n, v in spec.off.items() if n not in fixed}
     # validate the fixed values against the model's own ranges (SI)
     for name, value in fixed.items():
         meta = next(f.metadata for f in dataclasses.fields(spec.model.Params) if f.name == name)
         from rths_ident._params import check_value
 
         check_value(spec.model.Params.__name__, name, float(value), meta)
-    return dataclasses.replace(spec, free=free, held=held)
+    return dataclasses.replace(spec, free=free, held=held, forms=forms, off=off)
 
 
 def _model_spec(name: str, data: FitData, free_A: bool) -> ModelSpec:
@@ -284,7 +334,7 @@ def _model_spec(name: str, data: FitData, free_A: bool) -> ModelSpec:
     if name == "degrading-boucwen":
         return _degrading_spec(k0, physical_time)
     if name == "pinching-boucwen":
-        return _pinching_spec(k0)
+        return _pinching_spec(k0, hysteretic_energy(x, f))
     if name == "linear":
         free = [FreeParameter("k", 1e-3, 1e4, max(k0, 1e-3))]
         held = {}
@@ -324,27 +374,54 @@ def _degrading_spec(k0: float, physical_time: bool) -> ModelSpec:
                      includes_inertia=True)
 
 
-def _pinching_spec(k0: float) -> ModelSpec:
+#: nested forms of the pinching model, smallest first (``model_spec(..., form=...)``, ``--form``)
+PINCHING_FORMS = ("hysteretic", "degrading", "pinched", "full")
+
+
+def _pinching_spec(k0: float, energy: float) -> ModelSpec:
     """Bouc–Wen–Baber–Noori with pinching (:mod:`rths_ident.models.pinching_bouc_wen`).
 
-    Held for identifiability: A = 1 (as for Bouc–Wen: z can be rescaled), δ_A = 0 (A(ε)/η(ε)
-    and 1/η(ε) degrade the same slope, so δ_A and δ_η are nearly interchangeable), δ_ψ = 0 and
-    λ = 0.1 (with δ_ψ = 0 the pinch width is ψ(λ + ζ₁): ψ and λ trade off, so λ is held at a
-    standard value and ψ fitted). Rate-independent, so a pseudo-time changes nothing.
+    Four nested forms (:data:`PINCHING_FORMS`); each adds coordinates to the previous one:
+
+    * ``hysteretic``: k, α, β, γ/β, n (δ's = 0, ζ_s = 0: the plain Bouc–Wen model);
+    * ``degrading``: + δ_ν (strength) and δ_η (stiffness degradation);
+    * ``pinched``: + ζ_s, p, q, ψ (pinching, with δ_ψ = 0 and λ = 0.1);
+    * ``full``: + δ_A, δ_ψ, λ.
+
+    A = 1 is held in every form: A, β, γ and k(1−α) are not separately identifiable (z
+    can be rescaled exactly; the identifiability report flags A when it is freed in
+    ``boucwen --free-A``). The fitter chooses the form by nested BIC comparisons
+    (:mod:`.form_selection`) unless told one.
+
+    Bounds are scaled by the data: the degradation rates by the record's dissipated
+    energy E = ∮F̃ dx̃ (normalised), so that η(ε), ν(ε) may grow up to 1 + 20 over the test
+    and A(ε) may fall to its floor; p up to 50/E (the pinch fully developed within the
+    first 2 % of the test's energy); ψ from 0.005 to 3 times max|x|. Rate-independent, so a
+    pseudo-time changes nothing.
     """
     z_u = 0.7 / k0
+    rate = 20.0 / energy
     free = (
-        FreeParameter("k", 0.05, 2000.0, k0),
+        FreeParameter("k", 0.02, 5000.0, k0),
         FreeParameter("alpha", 0.0, 0.9, 0.05, log=False),
-        FreeParameter("beta", 1e-3, 1e5, 0.5 / z_u),
-        FreeParameter("gamma_over_beta", -0.9, 1.0, 0.5, log=False),
-        FreeParameter("n", 1.0, 6.0, 1.5, log=False),
-        FreeParameter("delta_nu", 0.0, 3.0, 0.1, log=False),
-        FreeParameter("delta_eta", 0.0, 3.0, 0.1, log=False),
+        FreeParameter("beta", 1e-4, 1e6, 0.5 / z_u),
+        FreeParameter("gamma_over_beta", -0.95, 1.0, 0.5, log=False),
+        FreeParameter("n", 1.0, 8.0, 1.5, log=False),
+        FreeParameter("delta_nu", 0.0, rate, 0.05 * rate, log=False),
+        FreeParameter("delta_eta", 0.0, rate, 0.05 * rate, log=False),
         FreeParameter("zeta_s", 0.0, 0.99, 0.5, log=False),
-        FreeParameter("p", 0.0, 10.0, 1.0, log=False),
+        FreeParameter("p", 0.0, 2.5 * rate, 0.25 * rate, log=False),
         FreeParameter("q", 0.0, 0.5, 0.1, log=False),
-        FreeParameter("psi", 0.02, 2.0, 0.3),
+        FreeParameter("psi", 0.005, 3.0, 0.3),
+        FreeParameter("delta_A", 0.0, 1.0 / energy, 0.0, log=False),
+        FreeParameter("delta_psi", 0.0, 3.0 / energy, 0.0, log=False),
+        FreeParameter("lam", 0.01, 1.0, 0.1, log=False),
     )
-    held = {"A": 1.0, "delta_A": 0.0, "delta_psi": 0.0, "lam": 0.1}
-    return ModelSpec("pinching-boucwen", free, held, _DIMENSIONS["pinching-boucwen"], _gamma_from_ratio)
+    hysteretic = ("k", "alpha", "beta", "gamma_over_beta", "n")
+    degrading = hysteretic + ("delta_nu", "delta_eta")
+    pinched = degrading + ("zeta_s", "p", "q", "psi")
+    forms = {"hysteretic": hysteretic, "degrading": degrading, "pinched": pinched,
+             "full": pinched + ("delta_A", "delta_psi", "lam")}
+    off = {"delta_nu": 0.0, "delta_eta": 0.0, "zeta_s": 0.0, "delta_A": 0.0, "delta_psi": 0.0, "lam": 0.1}
+    return ModelSpec("pinching-boucwen", free, {"A": 1.0}, _DIMENSIONS["pinching-boucwen"], _gamma_from_ratio,
+                     forms=forms, off=off)

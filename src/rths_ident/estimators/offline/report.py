@@ -49,6 +49,8 @@ def format_report(result: FitResult) -> str:
     held = [n for n in result.params if n not in result.fitted]
     if held:
         lines.append("  held: " + ", ".join(f"{n} = {_fmt(result.params[n])}" for n in held))
+    lines.extend(_form_lines(result.details))
+    lines.extend(_identifiability_lines(result.details.get("identifiability")))
     lines.append("")
     g = result.goodness
     lines.append(f"force NRMSE {g['nrmse_percent']:.2f} % of the force range "
@@ -59,6 +61,44 @@ def format_report(result: FitResult) -> str:
         lines.append(f"MCMC: {result.details.get('chains')} chains × {result.details.get('draws')} draws, "
                      f"{divergences} divergences" + (f"; r_hat > 1.05 for {', '.join(bad)}" if bad else "; all r_hat ≤ 1.05"))
     return "\n".join(lines)
+
+
+def _form_lines(details: dict) -> list[str]:
+    """The nested-form decisions of the pinching model (nls)."""
+    tests = details.get("form_tests") or []
+    if not tests:
+        return []
+    lines = ["", f"form: {details['form']} (chosen by nested BIC comparisons; docs/fitting.md)"]
+    for t in tests:
+        verdict = "accepted" if t["accept_larger"] else "rejected"
+        lines.append(f"  {t['larger']:<10} vs {t['smaller']:<10} ΔBIC {t['delta_bic']:>10.1f}  "
+                     f"RSS −{100 * t['rss_reduction']:5.1f} %  {verdict}")
+    return lines
+
+
+def _identifiability_lines(report: dict | None) -> list[str]:
+    """Relative standard errors and flags from the Jacobian at the optimum (nls)."""
+    if not report:
+        return []
+    lines = ["", f"identifiability (Jacobian at the optimum; condition number {report['condition_number']:.3g}, "
+                 f"n_eff {report['n_effective']:.0f}):"]
+    lines.append(f"  {'coordinate':<18} {'rel. SE':>9} {'SE/range':>9}  flag")
+    for name, item in report["parameters"].items():
+        flag = "" if item["identifiable"] else "NOT IDENTIFIABLE"
+        if item["at_bound"]:
+            flag = (flag + " at bound").strip()
+        lines.append(f"  {name:<18} {_pct(item['relative_se']):>9} {_pct(item['se_over_range']):>9}  {flag}")
+    for pair in report["correlated_pairs"][:5]:
+        lines.append(f"  correlation {pair['a']}–{pair['b']}: {pair['correlation']:+.3f}")
+    if report["not_identifiable"]:
+        lines.append("  not identifiable from this test: " + ", ".join(report["not_identifiable"]))
+    return lines
+
+
+def _pct(value: float) -> str:
+    if value is None or value != value or value == float("inf"):
+        return "inf"
+    return f"{100 * value:.3g} %" if value < 100 else f"{value:.2g}×"
 
 
 def format_ranking(results: Sequence[FitResult]) -> str:

@@ -67,8 +67,12 @@ class FitResult:
         }
         if self.posterior is not None:
             out["posterior"] = self.posterior
-        if self.details:
-            out["details"] = _jsonable(self.details)
+        details = dict(self.details)
+        for key in ("form", "identifiability"):  # nls: shown at the top level
+            if key in details:
+                out[key] = _jsonable(details.pop(key))
+        if details:
+            out["details"] = _jsonable(details)
         return out
 
 
@@ -77,10 +81,12 @@ def _jsonable(value):
         return {str(k): _jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_jsonable(v) for v in value]
-    if isinstance(value, (np.floating, np.integer)):
+    if isinstance(value, (float, np.floating)):
+        return float(value) if np.isfinite(value) else None  # JSON has no inf/NaN
+    if isinstance(value, np.integer):
         return value.item()
     if isinstance(value, np.ndarray):
-        return value.tolist()
+        return _jsonable(value.tolist())
     return value
 
 
