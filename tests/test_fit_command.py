@@ -185,3 +185,22 @@ def test_csv_without_a_header_says_so(tmp_path, capsys):
 def test_bad_fit_options_are_named_before_fitting(argv, message, capsys):
     assert main(["--dataset", "daniel", *argv]) == 1
     assert message in capsys.readouterr().err
+
+
+def test_command_lines_in_the_fitting_docs_parse():
+    # every `rths-ident fit ...` line of docs/fitting.md is accepted by the parser as written
+    import argparse
+    import pathlib
+    import shlex
+
+    from rths_ident.fit_command import add_fit_command
+
+    text = pathlib.Path(__file__).resolve().parents[1].joinpath("docs", "fitting.md").read_text(encoding="utf-8")
+    lines = text.replace("\\\n", " ").splitlines()
+    commands = [line.strip() for line in lines if line.strip().startswith("rths-ident fit ")]
+    assert len(commands) >= 6
+    parser = argparse.ArgumentParser(prog="rths-ident")
+    add_fit_command(parser.add_subparsers(dest="command", required=True))
+    for command in commands:
+        args = parser.parse_args(shlex.split(command)[1:])
+        assert args.command == "fit"
