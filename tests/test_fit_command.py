@@ -202,5 +202,5 @@ def test_command_lines_in_the_fitting_docs_parse():
     parser = argparse.ArgumentParser(prog="rths-ident")
     add_fit_command(parser.add_subparsers(dest="command", required=True))
     for command in commands:
-        args = parser.parse_args(shlex.split(command)[1:])
+        args = parser.parse_args(shlex.split(command, comments=True)[1:])
         assert args.command == "fit"
