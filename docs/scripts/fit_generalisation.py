@@ -180,6 +180,12 @@ def with_noise(test, rng, level):
     return test
 
 
+def noise_rms_percent(test):
+    """rms/rms of the force noise alone [%]: the floor a perfect fit reaches."""
+    noise = test["force_measured"] - test["force"]
+    return float(np.sqrt(np.mean(noise**2)) / np.sqrt(np.mean(test["force_measured"] ** 2)) * 100.0)
+
+
 def synthetic_set(count_pinching, count_degrading, count_bilinear):
     tests = []
     makers = ([pinching_member] * count_pinching + [degrading_member] * count_degrading
@@ -237,7 +243,8 @@ def main(argv=None):
         if not {"b": "b" in args.parts, "b2": "2" in args.parts, "c": "c" in args.parts}[part]:
             continue
         emit(run_fit(test["name"], test["x_measured"], test["force_measured"]), part,
-             {"family": test["family"], "protocol": test["protocol"], "noise": test["noise"]})
+             {"family": test["family"], "protocol": test["protocol"], "noise": test["noise"],
+              "noise_rms_percent": noise_rms_percent(test)})
     for part in ("a", "b", "b2", "c"):
         values = [r["nrmse_rms_percent"] for r in rows if r["part"] == part]
         if values:

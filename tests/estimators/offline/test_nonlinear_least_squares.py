@@ -59,3 +59,18 @@ def test_reported_si_parameters_reproduce_the_fitted_force(rng):
     bw = fit_nls(FitData.from_arrays(x, f), "boucwen", n_starts=1, n_screen=4)
     again = BoucWen(**bw.params).force_history(x)
     np.testing.assert_allclose(again, bw.fitted_force, rtol=1e-7, atol=1e-6 * np.ptp(f))
+
+
+@pytest.mark.parametrize("model, options, message", [
+    ("pinching-boucwen", {"form": "bogus"}, "form 'bogus' of 'pinching-boucwen': use auto or one of hysteretic"),
+    ("bilinear", {"form": "full"}, "form applies to pinching-boucwen only"),
+    ("bilinear", {"global_generations": -1}, "global_generations must be an integer ≥ 0"),
+    ("bilinear", {"n_starts": 0}, "n_starts must be an integer ≥ 1"),
+    ("bilinear", {"popsize": 1.5}, "popsize must be an integer ≥ 2"),
+])
+def test_bad_options_raise_before_any_fitting(model, options, message):
+    from rths_ident._params import ParameterError
+
+    x = growing_triangle_wave(50, 0.02)
+    with pytest.raises(ParameterError, match=message):
+        fit_nls(FitData.from_arrays(x, 1e6 * x), model, **options)

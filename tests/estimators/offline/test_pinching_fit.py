@@ -5,6 +5,7 @@ RC test against the error bound measured for it."""
 import numpy as np
 import pytest
 
+from rths_ident._params import ParameterError
 from rths_ident.datasets import load_hysteresis_test
 from rths_ident.estimators.offline import MODEL_NAMES, FitData, fit_nls, model_spec
 from rths_ident.estimators.offline.simulation import normalised_record, simulate_fields
@@ -92,3 +93,24 @@ def test_degrading_form_recovers_known_parameters(rng):
         assert result.params[name] == pytest.approx(value, rel=0.05), (name, result.params[name])
     report = result.details["identifiability"]
     assert report["not_identifiable"] == [], report["parameters"]
+
+
+@pytest.mark.parametrize("form", ["hysteretic", "degrading", "pinched", "full"])
+def test_a_restricted_form_has_the_fields_of_the_full_vector_with_the_rest_off(form):
+    # what the Bayesian stage samples (spec of one form) equals what NLS fitted (the full
+    # coordinate vector with the form's coordinates set and the others at their off values)
+    x = growing_triangle_wave(50, 0.02)
+    full = model_spec("pinching-boucwen", FitData.from_arrays(x, 1e6 * x))
+    restricted = model_spec("pinching-boucwen", FitData.from_arrays(x, 1e6 * x), form=form)
+    active = full.form_indices(form)
+    assert restricted.free_names == [full.free[i].name for i in active]
+    lower, upper = full.bounds()
+    q = full.off_coordinates()
+    q[active] = lower[active] + 0.37 * (upper[active] - lower[active])
+    a = {k: float(v) for k, v in full.fields(q).items()}
+    b = {k: float(v) for k, v in restricted.fields(q[active]).items()}
+    assert a == pytest.approx(b, rel=1e-12)
+    if form == "hysteretic":
+        assert b["zeta_s"] == 0.0 and b["delta_nu"] == 0.0 and b["delta_eta"] == 0.0
+    with pytest.raises(ParameterError, match="form applies to pinching-boucwen"):
+        model_spec("boucwen", FitData.from_arrays(x, 1e6 * x), form=form)
