@@ -1,6 +1,7 @@
 """Global stage: reversal detection robust to noise, the decimated record, and
 differential evolution locating the global minimum of a multimodal cost."""
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -37,6 +38,7 @@ def test_decimated_record_keeps_every_reversal_and_the_ends():
 def test_differential_evolution_finds_the_global_minimum_of_rastrigin():
     # Rastrigin in 3 of 4 coordinates (the 4th held at 0.5): global minimum 0 at the origin,
     # local minima at every integer point; a local method from the box corner fails
+    @jax.jit
     def costs(Q):
         active = Q[:, :3]
         return jnp.sum(active**2 - 10.0 * jnp.cos(2 * jnp.pi * active) + 10.0, axis=1) + (Q[:, 3] - 0.5) ** 2

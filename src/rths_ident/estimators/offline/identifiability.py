@@ -13,7 +13,8 @@ Reported per fitted coordinate (the optimiser's coordinates: log of scale parame
 plain values of ratios):
 
 * ``relative_se``: standard error relative to the value. For a log coordinate it is the
-  standard error of log(value) itself (δθ/θ); for a plain one SE/|value| (inf at 0).
+  standard error of log(value) itself (δθ/θ); for a plain one SE/|value| (inf at or
+  within 1e-9 of the bound interval's width from 0).
 * ``se_over_range``: SE as a fraction of the bound interval (meaningful at 0 too).
 * ``identifiable``: False when relative_se > 0.5 and se_over_range > 0.1 (a value known
   neither to within 50 % nor to within a tenth of its physical range), or when the
@@ -88,7 +89,8 @@ def identifiability(jacobian, residual, names, coordinates, lower, upper, log_fl
         if log_flags[j]:
             relative = float(se[j])
         else:
-            relative = float(se[j] / abs(q[j])) if abs(q[j]) > 0 else float("inf")
+            tiny = abs(q[j]) <= 1e-9 * (upper[j] - lower[j])  # at 0: a relative error is meaningless
+            relative = float("inf") if tiny else float(se[j] / abs(q[j]))
         over_range = float(se[j] / (upper[j] - lower[j]))
         at_bound = bool(np.isclose(q[j], lower[j], rtol=0, atol=1e-6 * (upper[j] - lower[j]))
                         or np.isclose(q[j], upper[j], rtol=0, atol=1e-6 * (upper[j] - lower[j])))
