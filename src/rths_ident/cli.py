@@ -139,6 +139,12 @@ def _add_fit_command(subparsers: argparse._SubParsersAction) -> None:
     add_fit_command(subparsers)
 
 
+def _add_calibrate_command(subparsers: argparse._SubParsersAction) -> None:
+    from rths_ident.calibrate_command import add_calibrate_command  # noqa: PLC0415
+
+    add_calibrate_command(subparsers)
+
+
 def _add_bench_command(subparsers: argparse._SubParsersAction) -> None:
     from rths_ident.bench_command import add_bench_command  # noqa: PLC0415
 
@@ -167,6 +173,7 @@ COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_run_command,
     _add_show_command,
     _add_fit_command,
+    _add_calibrate_command,
     _add_bench_command,
     _add_serve_command,
     _add_datasets_command,

@@ -1,0 +1,51 @@
+"""Figures of a calibration study: held-out J2 before/after (distribution and against the
+natural period) and the optimiser's convergence."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+
+def plot_study(result: dict, out_dir) -> list[Path]:
+    """One PNG (three panels) in ``out_dir``; returns its path in a list."""
+    import matplotlib  # noqa: PLC0415
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    per = result["_per_specimen"]
+    before, after = per["holdout"][0], per["holdout"][1]
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
+    finite = np.concatenate([before[np.isfinite(before)], after[np.isfinite(after)]])
+    edges = np.linspace(0.0, float(np.max(finite)) * 1.05 if finite.size else 1.0, 25)
+    ax = axes[0]
+    ax.hist(np.where(np.isfinite(before), before, edges[-1]), bins=edges, alpha=0.6, label="start (sources' gains)")
+    ax.hist(np.where(np.isfinite(after), after, edges[-1]), bins=edges, alpha=0.6, label="calibrated")
+    ax.set_xlabel("J2 [%] (held-out specimens; failed runs in the last bin)")
+    ax.set_ylabel("specimens")
+    ax.legend()
+    ax = axes[1]
+    ax.plot(per["holdout_period"], before, "o", mfc="none", label="start")
+    ax.plot(per["holdout_period"], after, "x", label="calibrated")
+    ax.set_xlabel("natural period T [s]")
+    ax.set_ylabel("J2 [%]")
+    ax.legend()
+    ax = axes[2]
+    history = np.asarray(result["history"], dtype=float)
+    ax.plot(np.arange(history.size), np.where(np.isfinite(history), history, np.nan), "o-")
+    ax.set_xlabel("iteration" + (" (population)" if result["method"] != "gradient" else " (L-BFGS-B)"))
+    ax.set_ylabel("best mean J2 on the calibration sample [%]")
+    for ax in axes:
+        ax.grid(alpha=0.3)
+    fig.suptitle(f"{result['compensator']} calibrated by {result['method']}: held-out mean J2 "
+                 f"{result['J2_before']['mean']:.4g} → {result['J2_after']['mean']:.4g} %, "
+                 f"max {result['J2_before']['max']:.4g} → {result['J2_after']['max']:.4g} %")
+    fig.tight_layout()
+    path = out_dir / f"calibration_{result['compensator']}_{result['method']}.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return [path]

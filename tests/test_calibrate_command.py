@@ -1,0 +1,29 @@
+"""``rths-ident calibrate`` on a tiny study: the JSON keys, the plot, the improvement."""
+
+import json
+
+import pytest
+
+from rths_ident.cli import main
+
+
+@pytest.mark.slow
+def test_calibrate_writes_the_json_keys_and_improves_a_poor_start(tmp_path, capsys):
+    out = tmp_path / "cal.json"
+    code = main(["calibrate", "polynomial", "--specimens", "3", "--holdout", "3", "--iterations", "3",
+                 "--population", "4", "--start", "1.5", "--duration", "0.6", "--fast-rate", "2000",
+                 "--start-gains", "0", "--seed", "1", "--json", str(out), "--plots", str(tmp_path)])
+    assert code == 0
+    r = json.loads(out.read_text())
+    for key in ("gains", "J2_before", "J2_after", "wall_s"):
+        assert key in r
+    for key in ("J2_before", "J2_after"):
+        assert set(r[key]) >= {"mean", "max"}
+    assert r["J2_after"]["mean"] < r["J2_before"]["mean"]
+    assert r["source_gains"]["τ"] > 0 and r["start_gains"]["τ"] == 0.0
+    assert (tmp_path / "calibration_polynomial_pso.png").exists()
+    assert "held-out" in capsys.readouterr().out
+
+
+def test_calibrate_refuses_an_unknown_compensator():
+    assert main(["calibrate", "lms"]) == 2
