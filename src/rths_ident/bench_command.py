@@ -45,7 +45,7 @@ def _bench(args: argparse.Namespace) -> int:
     m = results["machine"]
     print(f"machine: {m['cpu']}, {m['cores']} cores; Python {m['python']}, JAX {m['jax']}, jaxlib {m['jaxlib']}, "
           f"OpenSeesPy {m['openseespy']}")
-    which = set(args.only or ("engines", "batch", "components", "ukf", "opensees"))
+    which = set(args.only or ("engines", "batch", "components", "ukf", "opensees", "calibrate"))
     if "engines" in which:
         r = hybrid_loop.engines(duration=4.0 if quick else None, repeats=2 if quick else args.repeats,
                                 stepwise_duration=2.0 if quick else 10.0)
@@ -78,6 +78,14 @@ def _bench(args: argparse.Namespace) -> int:
         r = opensees_ns.run(repeats=1 if quick else 3, duration=4.0 if quick else None)
         results["opensees_ns"] = r
         print("\n".join(opensees_ns.report(r)))
+    if "calibrate" in which:
+        from rths_ident.bench import calibration  # noqa: PLC0415
+        from rths_ident.calibration.sdof_test import StudySettings  # noqa: PLC0415
+
+        r = calibration.run(n_specimens=8 if quick else 64, iterations=3 if quick else 30,
+                            settings=StudySettings(duration=1.0) if quick else StudySettings())
+        results["calibrate"] = r
+        print("\n".join(calibration.report(r)))
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(results, indent=2))
@@ -89,7 +97,8 @@ def add_bench_command(subparsers: argparse._SubParsersAction) -> None:
     """Register ``rths-ident bench``."""
     parser = subparsers.add_parser("bench", help="measure speed side by side (ratios)",
                                    description="Speed of rths_ident measured side by side in one run.")
-    parser.add_argument("--only", nargs="+", choices=("engines", "batch", "components", "ukf", "opensees"), default=None)
+    parser.add_argument("--only", nargs="+", choices=("engines", "batch", "components", "ukf", "opensees", "calibrate"),
+                        default=None)
     parser.add_argument("--quick", action="store_true", help="short records and few repeats (smoke test)")
     parser.add_argument("--repeats", type=int, default=3,
                         help="timed runs of each figure (min and median are printed; default 3)")

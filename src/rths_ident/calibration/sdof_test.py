@@ -142,9 +142,11 @@ def _reduce_chunk(chunk):
 
 
 def build_study(kind: str, settings: StudySettings = StudySettings(),
-                actuator: act.CarrionSpencerParams | None = None) -> SDOFStudy:
+                actuator: act.CarrionSpencerParams | None = None, actuator_step=act.actuator_step) -> SDOFStudy:
     """The study for compensator ``kind`` behind ``actuator`` (default: the shipped
-    Carrion–Spencer actuator, Table 2.1 of seed 000)."""
+    Carrion–Spencer actuator, Table 2.1 of seed 000). ``actuator_step``: the transfer
+    system's step (:func:`~rths_ident.hybrid.actuator.actuator_step` or any function of
+    its shape, e.g. :func:`~rths_ident.hybrid.actuator.ideal_actuator_step`)."""
     settings = settings.check()
     actuator = act.CarrionSpencerParams(substeps=settings.actuator_substeps) if actuator is None else actuator
     space = gain_space(kind, actuator.loop_gain())
@@ -165,7 +167,7 @@ def build_study(kind: str, settings: StudySettings = StudySettings(),
         transition=Strategy(predictor_corrector, predictor_corrector.PredictorCorrectorParams(
             ratio=ratio, arrival_tick=ratio // 2)),
         transition_predicts_ahead=False, compensation=Strategy(space.module, comp_params),
-        actuator_step=act.actuator_step, actuator=actuator, specimen_model=LinearElement,
+        actuator_step=actuator_step, actuator=actuator, specimen_model=LinearElement,
         specimen=LinearParams(k=1.0e4), sensor_displacement=displacement, sensor_force=force,
         sensor_velocity=ideal, identifier=null_identifier(), identifier_every=1, sensor_noise=settings.sensor_noise)
 

@@ -31,10 +31,12 @@ METHODS = ("pso", "de", "gradient")
 def calibrate(kind: str, *, n_specimens: int = 64, n_holdout: int | None = None, method: str = "pso",
               iterations: int = 30, population: int = 8, seed: int = 0,
               settings: StudySettings = StudySettings(), start=None,
-              progress: Callable[[int, float], None] | None = None, actuator=None) -> dict:
+              progress: Callable[[int, float], None] | None = None, actuator=None,
+              actuator_step=None) -> dict:
     """Calibrate compensator ``kind`` (``amb`` | ``damb`` | ``polynomial``); returns the
     result as plain Python/NumPy values (module doc). ``start``: θ to start from (default
-    the sources' values, :mod:`.gains`); ``population``: candidates per batch (PSO, DE)."""
+    the sources' values, :mod:`.gains`); ``population``: candidates per batch (PSO, DE);
+    ``actuator``/``actuator_step``: your transfer system (:func:`.sdof_test.build_study`)."""
     wall_start = time.perf_counter()
     if method not in METHODS:
         raise ParameterError(f"method = {method!r}: expected one of {', '.join(METHODS)}")
@@ -42,7 +44,8 @@ def calibrate(kind: str, *, n_specimens: int = 64, n_holdout: int | None = None,
         if not (isinstance(value, (int, np.integer)) and value >= low):
             raise ParameterError(f"calibration {name} = {value!r}: expected an integer ≥ {low}")
     n_holdout = n_specimens if n_holdout is None else n_holdout
-    study = build_study(kind, settings, actuator)
+    study = build_study(kind, settings, actuator) if actuator_step is None else build_study(
+        kind, settings, actuator, actuator_step)
     space = study.space
     start = space.source if start is None else space.check(start)
     calibration_sample = sample_specimens(n_specimens, seed)
