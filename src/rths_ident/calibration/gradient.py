@@ -52,23 +52,31 @@ def make_value_and_grad(study: SDOFStudy, specimens: dict) -> Callable:
 
 
 def lbfgs(value_and_grad: Callable, start_u, iterations: int,
-          progress: Callable[[int, float], None] | None = None) -> SearchResult:
-    """L-BFGS-B from ``start_u`` inside [0, 1]^d for at most ``iterations`` iterations."""
+          progress: Callable[[int, float], None] | None = None, first_step: float = 0.05) -> SearchResult:
+    """L-BFGS-B from ``start_u`` inside [0, 1]^d for at most ``iterations`` iterations.
+
+    L-BFGS-B's first trial step has unit length; in the unit cube that is a jump across
+    the whole box (into failed runs, whose penalty stalls the line search). The search
+    therefore runs in z = (u − start_u)/``first_step``: its first step moves u by
+    ``first_step``."""
     start_u = np.clip(np.asarray(start_u, dtype=float), 0.0, 1.0)
     history: list = []
     count = [0]
 
-    def fun(u):
+    def fun(z):
         count[0] += 1
-        return value_and_grad(u)
+        value, grad = value_and_grad(start_u + first_step * np.asarray(z))
+        return value, grad * first_step
 
     def callback(intermediate_result):
         history.append(float(intermediate_result.fun))
         if progress is not None:
             progress(len(history), float(intermediate_result.fun))
 
-    first = fun(start_u)[0]
-    result = scipy.optimize.minimize(fun, start_u, jac=True, method="L-BFGS-B", bounds=[(0.0, 1.0)] * start_u.size,
+    first = fun(np.zeros_like(start_u))[0]
+    bounds = [(-s / first_step, (1.0 - s) / first_step) for s in start_u]
+    result = scipy.optimize.minimize(fun, np.zeros_like(start_u), jac=True, method="L-BFGS-B", bounds=bounds,
                                      options={"maxiter": iterations}, callback=callback)
     best = float(result.fun) if result.fun < FAILED_PENALTY else float("inf")
-    return SearchResult(np.asarray(result.x), best, np.asarray([first] + history), count[0])
+    best_u = np.clip(start_u + first_step * np.asarray(result.x), 0.0, 1.0)
+    return SearchResult(best_u, best, np.asarray([first] + history), count[0])

@@ -10,7 +10,6 @@ from __future__ import annotations
 import time
 from typing import Callable
 
-import jax
 import numpy as np
 
 from rths_ident._params import ParameterError
@@ -52,21 +51,30 @@ def calibrate(kind: str, *, n_specimens: int = 64, n_holdout: int | None = None,
     holdout_sample = sample_specimens(n_holdout, seed + 1)
     cal, hold = specimen_arrays(study, calibration_sample), specimen_arrays(study, holdout_sample)
     batch = make_batch_j2(study)
+    # one compiled executable for every batch of the study: the searches' populations and
+    # the before/after scoring (padded to the same number of rows)
+    d = start.size
+    rows = {"pso": population, "de": int(np.ceil(population / d)) * d, "gradient": 2}[method]
+    start_u = space.to_unit(start)
+    compile_start = time.perf_counter()
+    compiled = batch.lower(np.zeros((rows, d)), cal).compile()
+    if method == "gradient":
+        value_and_grad = gradient.make_value_and_grad(study, cal)
+        value_and_grad(start_u)  # compiles
+    compile_s = time.perf_counter() - compile_start
 
     def evaluate(thetas, specimens):
-        return np.asarray(batch(np.asarray(thetas, dtype=float), specimens)[0])
+        thetas = np.asarray(thetas, dtype=float)
+        k = len(thetas)
+        same_shape = k <= rows and specimens["kappa"].shape == cal["kappa"].shape
+        if not same_shape:
+            return np.asarray(batch(thetas, specimens)[0])
+        padded = np.concatenate([thetas, np.repeat(thetas[-1:], rows - k, axis=0)])
+        return np.asarray(compiled(padded, specimens)[0])[:k]
 
     def objective(u):
         return score(evaluate(np.asarray(space.from_unit(u)), cal))
 
-    start_u = space.to_unit(start)
-    compile_start = time.perf_counter()
-    if method == "gradient":
-        value_and_grad = gradient.make_value_and_grad(study, cal)
-        value_and_grad(start_u)  # compiles
-    else:
-        jax.block_until_ready(batch.lower(np.zeros((population, start.size)), cal).compile())
-    compile_s = time.perf_counter() - compile_start
     search_start = time.perf_counter()
     if method == "pso":
         result = search.particle_swarm(objective, start_u, population, iterations, seed, progress)
