@@ -11,7 +11,7 @@ TINY = StudySettings(start=1.5, duration=0.6, fast_rate=2000.0)
 @pytest.mark.slow
 def test_gradient_calibration_improves_held_out_j2_over_no_compensation():
     """τ = 0 (no delay compensation) is a poor start; L-BFGS-B through the loop lowers
-    held-out J2 (the PSO path is seeded: tests/test_calibrate_command.py)."""
+    held-out J2 (reproducibility: test_sample.py and test_search.py, seeded)."""
     kwargs = dict(n_specimens=3, n_holdout=3, method="gradient", iterations=4, seed=5, settings=TINY, start=[0.0])
     r = study.calibrate("polynomial", **kwargs)
     assert r["J2_after"]["mean"] < 0.8 * r["J2_before"]["mean"]
