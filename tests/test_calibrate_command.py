@@ -27,3 +27,9 @@ def test_calibrate_writes_the_json_keys_and_improves_a_poor_start(tmp_path, caps
 
 def test_calibrate_refuses_an_unknown_compensator():
     assert main(["calibrate", "lms"]) == 2
+
+
+def test_calibrate_checks_output_paths_before_the_work(tmp_path, capsys):
+    missing = tmp_path / "no" / "such" / "out.json"
+    assert main(["calibrate", "amb", "--json", str(missing)]) == 1
+    assert "--json" in capsys.readouterr().err

@@ -67,7 +67,11 @@ class _Progress:
 
 def _calibrate(args: argparse.Namespace) -> int:
     from rths_ident.calibration.study import calibrate  # noqa: PLC0415
+    from rths_ident.output_paths import check_output_file, check_output_folder  # noqa: PLC0415
 
+    # every output path checked before the work (as run/fit do)
+    plots = check_output_folder("--plots", args.plots) if args.plots else None
+    json_path = check_output_file("--json", args.json, will_exist=plots) if args.json else None
     settings = StudySettings(record=args.record, start=args.start, duration=args.duration,
                              fast_rate=args.fast_rate, slow_rate=args.slow_rate,
                              sensor_noise=not args.ideal_sensors)
@@ -80,15 +84,16 @@ def _calibrate(args: argparse.Namespace) -> int:
     finally:
         progress.close()
     print(report(result))
-    if args.plots:
+    if plots is not None:
         from rths_ident.calibration.plots import plot_study  # noqa: PLC0415
 
-        for path in plot_study(result, args.plots):
+        for path in plot_study(result, plots):
             print(f"  plot: {path}")
-    if args.json:
-        with open(args.json, "w") as f:
+    if json_path is not None:
+        json_path.parent.mkdir(exist_ok=True)  # a checked --plots folder it goes into
+        with open(json_path, "w") as f:
             json.dump(_json_ready(result), f, indent=1)
-        print(f"  json: {args.json}")
+        print(f"  json: {json_path}")
     return 0
 
 

@@ -9,14 +9,15 @@ import numpy as np
 
 
 def plot_study(result: dict, out_dir) -> list[Path]:
-    """One PNG (three panels) in ``out_dir``; returns its path in a list."""
+    """One PNG (three panels) in ``out_dir`` (created if missing; its parent must exist);
+    returns its path in a list."""
     import matplotlib  # noqa: PLC0415
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir.mkdir(exist_ok=True)
     per = result["_per_specimen"]
     before, after = per["holdout"][0], per["holdout"][1]
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
