@@ -83,7 +83,8 @@ def _bench(args: argparse.Namespace) -> int:
         from rths_ident.calibration.sdof_test import StudySettings  # noqa: PLC0415
 
         r = calibration.run(n_specimens=8 if quick else 64, iterations=3 if quick else 30,
-                            settings=StudySettings(duration=1.0) if quick else StudySettings())
+                            settings=StudySettings(duration=1.0) if quick else StudySettings(),
+                            repeats=2 if quick else args.repeats)
         results["calibrate"] = r
         print("\n".join(calibration.report(r)))
     if args.json:
