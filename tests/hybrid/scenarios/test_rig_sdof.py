@@ -53,6 +53,17 @@ def test_cli_rig_sdof_on_the_emulator(tmp_path, capsys):
     assert (u1 * 1e3, u2 * 1e3) == pytest.approx((8.283, 6.861), abs=0.43)
     assert metrics["identification"]["zeta"] == pytest.approx(0.030, abs=0.003)
     assert (tmp_path / "rig-sdof_free.png").exists()
+    # the run's test record, fitted offline: r = M_e ü + C_e u̇ + K_e u with K_e held (the
+    # static test's value), as the scenario's own identification does
+    record = tmp_path / "test_record.h5"
+    fitted = tmp_path / "fit.json"
+    assert main(["fit", str(record), "--model", "linear", "--method", "nls", "--fix", "k=1540",
+                 "--json", str(fitted)]) == 0
+    params = json.loads(fitted.read_text())["params"]
+    ident = metrics["identification"]
+    assert params["m"] == pytest.approx(ident["ls_m"], rel=0.05)
+    assert params["m"] == pytest.approx(0.356, rel=0.15)  # the emulated specimen, Table 5-4
+    assert params["c"] == pytest.approx(5.43, rel=0.2)
 
 
 def test_cli_options_checked(capsys):

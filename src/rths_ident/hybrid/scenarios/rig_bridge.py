@@ -99,12 +99,13 @@ def make_case(cfg: RigBridgeConfig) -> RigCase:
                    ground_accel=ground, dof_names=("u1", "u2"), seed002=rows)
 
 
-def run_scenario(cfg: RigBridgeConfig, engine: str = "stepwise", compare: bool = True, progress=None) -> dict:
+def run_scenario(cfg: RigBridgeConfig, engine: str = "stepwise", compare: bool = True, progress=None,
+                 test_record=None) -> dict:
     """Run the case (step-wise engine only: a rig is driven from Python)."""
     if engine != "stepwise":
         raise ParameterError(f"{SCENARIO} runs a rig: --engine stepwise only (got {engine!r})")
     case = make_case(cfg)
-    result = rig_test.run_rig_test(case, cfg, progress)
+    result = rig_test.run_rig_test(case, cfg, progress, test_record=test_record)
     series = result["_series"]
     ref, logs = series["reference"], series["logs"]
     ours = {"max |u1| [mm]": (1e3 * float(np.max(np.abs(ref["displacement"][:, 0]))),

@@ -134,12 +134,13 @@ def _identify(result: dict, cfg: RigSdofConfig) -> dict | None:
             "free_k": ident.least_squares_free["k"]}
 
 
-def run_scenario(cfg: RigSdofConfig, engine: str = "stepwise", compare: bool = True, progress=None) -> dict:
+def run_scenario(cfg: RigSdofConfig, engine: str = "stepwise", compare: bool = True, progress=None,
+                 test_record=None) -> dict:
     """Run the case (``engine`` must be step-wise: a rig is driven from Python)."""
     if engine != "stepwise":
         raise ParameterError(f"{SCENARIO} runs a rig: --engine stepwise only (got {engine!r})")
     case = CASES[cfg.case]
-    result = rig_test.run_rig_test(case, cfg, progress)
+    result = rig_test.run_rig_test(case, cfg, progress, test_record=test_record)
     ours = _ours(result, cfg)
     if cfg.case == "free":
         result["identification"] = _identify(result, cfg)

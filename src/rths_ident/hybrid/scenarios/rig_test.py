@@ -254,8 +254,43 @@ def first_peaks(t, u, count: int = 2) -> list:
     return [(float(t[j]), float(u[j])) for j in i[:count]]
 
 
-def run_rig_test(case: RigCase, cfg: RigTestConfig, progress=None) -> dict:
-    """Stability, envelope, reference, hybrid run, comparison (module doc)."""
+#: units of a rig run's test record (one row per slow step; the interface DOF(s) in columns)
+RIG_RECORD_UNITS = {"fast/target": "m", "fast/measured": "m", "fast/force": "N", "fast/device_time": "s",
+                    "ns/displacement": "m", "ns/velocity": "m/s", "ground_accel": "m/s^2"}
+
+
+def _open_rig_record(path, case: RigCase, cfg: RigTestConfig, steps: int):
+    """The crash-safe test record of a rig run (:mod:`rths_ident.records`): one row per
+    slow step — target, measured displacement and force at the interface, the NS's
+    displacements — so ``rths-ident fit RECORD --model linear`` identifies the specimen."""
+    import dataclasses as _dc  # noqa: PLC0415
+
+    from rths_ident.records import TestRecordWriter  # noqa: PLC0415
+
+    units = dict(RIG_RECORD_UNITS)
+    units["ns/displacement"] = {name: "m" for name in case.dof_names}
+    units["ns/velocity"] = {name: "m/s" for name in case.dof_names}
+    config = {"scenario": cfg.SCENARIO, "case": case.name, "settings": _dc.asdict(cfg), "steps": steps}
+    # one "fast" sample per slow step: the rig is read once per step
+    time_base = {"slow_rate_hz": 1.0 / cfg.dt, "fast_rate_hz": 1.0 / cfg.dt, "samples_per_step": 1,
+                 "time": "steps/time[k] = t_k = k·Δt (step 0 measures the initial state, seed 002 Eq. 2-35)"}
+    return TestRecordWriter.open(path, config, units, kind="run", time_base=time_base)
+
+
+def _record_row(step_log: dict, ground_accel: float) -> dict:
+    fast, ns = step_log["fast"], step_log["ns"]
+    # one sample per step at one interface DOF: shape (samples_per_step,) = (1,)
+    return {"time": float(ns["time"]),
+            "fast": {"target": np.atleast_1d(fast["target"]), "measured": np.atleast_1d(fast["displacement"]),
+                     "force": np.atleast_1d(fast["force"]), "device_time": np.atleast_1d(fast["device_time"])},
+            "ns": {"displacement": np.asarray(ns["displacement"]), "velocity": np.asarray(ns["velocity"])},
+            "ground_accel": float(ground_accel)}
+
+
+def run_rig_test(case: RigCase, cfg: RigTestConfig, progress=None, test_record=None) -> dict:
+    """Stability, envelope, reference, hybrid run, comparison (module doc).
+    ``test_record``: a path where the run is recorded as it goes (each slow step; an
+    abort keeps the completed steps and the error)."""
     steps = cfg.steps if cfg.steps is not None else case.steps
     ns_mass = case.mass.copy()
     rig_mass = cfg.specimen_mass
@@ -301,7 +336,11 @@ def run_rig_test(case: RigCase, cfg: RigTestConfig, progress=None) -> dict:
     limits = RigLimits(stroke=cfg.stroke_limit, force=cfg.force_limit)
     numerical_time = []
 
+    record = None if test_record is None else _open_rig_record(test_record, case, cfg, steps)
+
     def timed_on_step(k, step_log):
+        if record is not None:
+            record.append(_record_row(step_log, ag[k]))
         if progress is not None:
             progress(k, step_log)
 
@@ -310,11 +349,22 @@ def run_rig_test(case: RigCase, cfg: RigTestConfig, progress=None) -> dict:
                    mode=cfg.rig_mode) as site:
         result["where"] = getattr(site, "where", cfg.site)
         timed_ns = _TimedSubstructure(ns, numerical_time)
+        if record is not None:
+            record.event("start", f"site {result['where']}", step=0, time=0.0)
         try:
             logs = run_stepwise(site, timed_ns, ag, on_step=timed_on_step)
         except LoopAborted as aborted:
             logs = aborted.logs
             result["aborted"] = str(aborted.__cause__ or aborted)
+            if record is not None:
+                record.event("error", str(aborted), step=aborted.slow_index,
+                             time=(aborted.slow_index + 1) * cfg.dt)
+        except BaseException as exc:
+            if record is not None:
+                record.event("error", f"{type(exc).__name__}: {exc}", step=len(numerical_time),
+                             time=len(numerical_time) * cfg.dt)
+                record.close()
+            raise
         site_record = site.record() if hasattr(site, "record") else {}
         result["site_events"] = list(getattr(site, "events", []))
     result["wall_s"] = time.perf_counter() - started
@@ -330,6 +380,11 @@ def run_rig_test(case: RigCase, cfg: RigTestConfig, progress=None) -> dict:
                                "device_mean": None if device is None else 1e3 * float(np.mean(device)),
                                "step_mean": 1e3 * result["wall_s"] / completed}
     result["_series"] = {"time": t, "reference": ref, "logs": logs, "site_record": site_record}
+    if record is not None:
+        if result["aborted"]:
+            record.close()
+        else:
+            record.finish({"completed_steps": completed, "comparison": result.get("comparison", {})})
     return result
 
 
