@@ -181,3 +181,25 @@ def test_wrapper_and_validation():
         qp.ConstrainedRLSParams.box([0.0, 0.0], [1.0, 1.0], A=[[1.0, 1.0, 1.0]], b=[1.0])
     with pytest.raises(ParameterError, match="MAX_CANDIDATE_SETS"):
         qp.project(np.zeros(12), np.eye(12), -np.ones(12), np.ones(12), np.ones((10, 12)), np.ones(10))
+
+
+def test_vmap_batch_mixes_feasible_and_infeasible_members_like_quadprog():
+    """Under vmap the projection enumerates only when some member is infeasible (one
+    unbatched cond, not a select of both branches): every member still equals quadprog
+    and the unbatched projection."""
+    rng = np.random.default_rng(7)
+    problems = [_random_problem(rng, 3, 1) for _ in range(6)]
+    # members 0, 2, 4 on (round-off near) their feasible set: quadprog's projection
+    for i in (0, 2, 4):
+        theta_hat, P, lower, upper, A, b, scale = problems[i]
+        problems[i] = (_quadprog(theta_hat, P, lower, upper, A, b), P, lower, upper, A, b, scale)
+    stacked = [np.stack([p[j] for p in problems]) for j in range(6)]
+    batched = np.asarray(jax.jit(jax.vmap(qp.project))(*stacked))
+    for i, (theta_hat, P, lower, upper, A, b, scale) in enumerate(problems):
+        reference = _quadprog(theta_hat, P, lower, upper, A, b)
+        np.testing.assert_allclose(batched[i], reference, rtol=0, atol=1e-8 * max(scale, np.abs(reference).max()))
+        single = np.asarray(project(theta_hat, P, lower, upper, A, b))
+        np.testing.assert_allclose(batched[i], single, rtol=0, atol=1e-12 * max(scale, np.abs(single).max()))
+    # the batched program keeps a cond (not only a select): the enumeration is skippable
+    jaxpr = str(jax.make_jaxpr(jax.vmap(qp.project))(*stacked))
+    assert " cond[" in jaxpr

@@ -119,12 +119,40 @@ def project(theta_hat, covariance, lower, upper, A=None, b=None) -> jax.Array:
         raise ParameterError(f"project: A has {A.shape[0]} rows but b has {b.shape[0]} entries")
     G = jnp.concatenate([jnp.eye(n), -jnp.eye(n), A], axis=0)
     h = jnp.concatenate([upper, -lower, b])
-    # θ̂ already feasible: it is the minimiser (the empty active set). In an online
-    # estimator this is almost every step, so the enumeration is skipped then
-    # (``lax.cond`` runs one branch on CPU).
-    feasible = jnp.all(G @ theta_hat <= h)
-    return jax.lax.cond(feasible, lambda: theta_hat, lambda: _enumerate_active_sets(theta_hat, P, G, h, lower, upper,
-                                                                                    A.shape[0]))
+    return _make_projection(A.shape[0])(theta_hat, P, G, h, lower, upper)
+
+
+def _make_projection(n_general: int):
+    """θ̃ = project(θ̂, P, G, h, lower, upper), skipping the enumeration when θ̂ is feasible.
+
+    θ̂ already feasible is the minimiser (the empty active set); in an online estimator
+    that is almost every step. Unbatched, ``lax.cond`` runs one branch. Under ``jax.vmap``
+    a ``lax.cond`` on a batched predicate becomes a select that evaluates BOTH branches
+    for every member (the enumeration every step); the batching rule below instead
+    enumerates, for the whole batch, only when some member is infeasible (one unbatched
+    ``lax.cond`` on "any infeasible") and keeps θ̂ for the feasible members (a masked
+    update) — the same numbers, member by member."""
+
+    def single(theta_hat, P, G, h, lower, upper):
+        feasible = jnp.all(G @ theta_hat <= h)
+        return jax.lax.cond(feasible, lambda: theta_hat,
+                            lambda: _enumerate_active_sets(theta_hat, P, G, h, lower, upper, n_general))
+
+    projection = jax.custom_batching.custom_vmap(single)
+
+    @projection.def_vmap
+    def _batched(axis_size, in_batched, theta_hat, P, G, h, lower, upper):
+        args = [x if batched else jnp.broadcast_to(x, (axis_size,) + jnp.shape(x))
+                for x, batched in zip((theta_hat, P, G, h, lower, upper), in_batched)]
+        feasible = jax.vmap(lambda t, g, hh: jnp.all(g @ t <= hh))(args[0], args[2], args[3])
+
+        def enumerate_masked():
+            projected = jax.vmap(lambda *a: _enumerate_active_sets(*a, n_general))(*args)
+            return jnp.where(feasible[:, None], args[0], projected)
+
+        return jax.lax.cond(jnp.all(feasible), lambda: args[0], enumerate_masked), True
+
+    return projection
 
 
 def _enumerate_active_sets(theta_hat, P, G, h, lower, upper, n_general):
