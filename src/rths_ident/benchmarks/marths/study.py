@@ -4,8 +4,14 @@ Every run is the project's fused engine (:func:`rths_ident.hybrid.engine.run_fus
 compiled once per control law and record length): the NS of :mod:`.substructure` as
 ``ns_step``, the fast side of :mod:`.site` as ``fast_chunk``; no identifier (the
 model-updating hook never fires). The random plants differ only in pytree leaves (the
-true plant's matrices), so they share the compiled loop; runs are sequential, and only
-the metrics and, for the plots, the nominal and first uncertain histories are kept.
+true plant's matrices), so they share the compiled loop.
+
+Execution (same numbers either way): one run after another (``batch=0``), or batches of
+``batch`` runs as one ``jax.vmap``-ed compiled call (:func:`run_chunk`; the last batch is
+padded with copies of its last plant so every batch reuses one compiled program). Each
+run's metrics are computed as soon as its batch returns and its time history is dropped,
+except, for the plots, the first ``keep_histories`` ones: memory is one batch of
+histories, whatever the number of plants.
 """
 
 from __future__ import annotations
@@ -28,13 +34,13 @@ from rths_ident.benchmarks.marths.ideal_partition import INTERFACE_NAMES, UPPER_
 from rths_ident.benchmarks.marths.model import marths_model
 from rths_ident.benchmarks.marths.plant import NOMINAL_PLANT
 from rths_ident.benchmarks.marths.realisability import realisability_report
-from rths_ident.benchmarks.marths.site import LAWS, SiteParams, make_chunk, site_init, true_plant
+from rths_ident.benchmarks.marths.site import LAWS, SiteParams, make_chunk, site_init, stack_plants, true_plant
 from rths_ident.benchmarks.marths.substructure import ns_init, ns_params, ns_step
 from rths_ident.benchmarks.marths.uncertainty import plant_as_dict, sample_plants
 from rths_ident.estimators.online_identifier import Estimate
-from rths_ident.hybrid.engine import LoopState, SlowStepFunctions, make_fused_runner
+from rths_ident.hybrid.engine import LoopState, SlowStepFunctions, make_fused_runner, run_fused
 
-__all__ = ["RECORDS", "StudyConfig", "ground_motion", "run_study", "LOOP_RATE_HZ"]
+__all__ = ["RECORDS", "StudyConfig", "ground_motion", "run_study", "run_chunk", "run_batch", "run_once", "LOOP_RATE_HZ"]
 
 #: the benchmark runs at 1024 Hz (§3.6.3 item 4)
 LOOP_RATE_HZ = 1024.0
@@ -48,7 +54,8 @@ class StudyConfig:
     controller: lqg | damb | ideal; uncertain: number of random plants M (≥ 0);
     seed: the plant draws' seed (sensor noise: seed + run); duration [s] (None: all);
     convention: paper | official (J conventions, :mod:`.metrics`); saturation_v [V];
-    noise: sensor noise and quantization on/off."""
+    noise: sensor noise and quantization on/off; batch: runs per vmap-ed compiled call
+    (0: one by one; the numbers do not depend on it)."""
 
     record: str = "elcentro"
     scale: float = 0.4
@@ -60,6 +67,8 @@ class StudyConfig:
     saturation_v: float = 3.8
     noise: bool = True
     weights: LQGWeights = LQGWeights()
+    batch: int = 0
+
 
     def __post_init__(self):
         if self.record not in RECORDS:
@@ -72,6 +81,8 @@ class StudyConfig:
             raise ParameterError(f"uncertain must be a whole number of plants >= 0; got {self.uncertain!r}")
         if self.duration is not None and not (self.duration > 0):
             raise ParameterError(f"duration must be > 0 s; got {self.duration!r}")
+        if int(self.batch) != self.batch or self.batch < 0:
+            raise ParameterError(f"batch must be a whole number of runs per compiled call >= 0; got {self.batch!r}")
         if self.convention not in bmetrics.CONVENTIONS:
             raise ParameterError(f"convention must be one of {bmetrics.CONVENTIONS}; got {self.convention!r}")
 
@@ -138,29 +149,122 @@ def run_once(cfg: StudyConfig, plant, ground_accel, run_seed: int) -> dict:
     return out
 
 
-def run_study(cfg: StudyConfig, keep_histories: int = 2) -> dict:
-    """Nominal + ``cfg.uncertain`` random plants. Returns the study's result (JSON keys
-    of ``rths-ident run marths`` and ``_arrays`` for the plots)."""
-    start = _time.perf_counter()
+def _batched_runner(law: str, dt: float):
+    """The fused loop ``vmap``-ed over runs: the true plant and the whole initial state
+    (noise seed) per run, the rest of the site shared (jitted once per law)."""
+    key = ("batch", law, dt)
+    if key not in _RUNNERS:
+        functions = SlowStepFunctions(make_chunk(law, dt), _no_identifier, _never, _keep,
+                                      lambda params, state, feedback, ag: ns_step(params, state, feedback, ag))
+        axes = SiteParams(plant=0, kalman=None, lqg=None, damb=None, daq=None, specimen=None)
+        _RUNNERS[key] = jax.jit(jax.vmap(lambda site, initial, ag: run_fused(functions, site, initial, ag),
+                                         in_axes=(axes, 0, None)))
+    return _RUNNERS[key]
+
+
+def run_batch(cfg: StudyConfig, plants: list, ground_accel, run_seeds: list[int], size: int | None = None) -> list[dict]:
+    """``len(plants)`` vRTHS as one vmap-ed call, padded to ``size`` runs (copies of the
+    last plant, results dropped); the logs of each run like :func:`run_once`'s."""
+    if not plants or len(plants) != len(run_seeds):
+        raise ParameterError(f"run_batch needs one seed per plant and at least one plant; got {len(plants)} plants "
+                             f"and {len(run_seeds)} seeds")
+    size = len(plants) if size is None else size
+    if size < len(plants):
+        raise ParameterError(f"run_batch: size must be >= the number of plants ({len(plants)}); got {size}")
+    model = marths_model()
+    dt = 1.0 / LOOP_RATE_HZ
+    padded = list(plants) + [plants[-1]] * (size - len(plants))
+    seeds = list(run_seeds) + [run_seeds[-1]] * (size - len(plants))
+    site = _site_params(cfg, model, dt, padded[0])
+    site = site._replace(plant=stack_plants([true_plant(p, dt) for p in padded]))
+    nsp = ns_params(model, dt)
+    initials = [LoopState(ns_init(nsp), site_init(site, seed), jnp.zeros(2), nsp, ()) for seed in seeds]
+    initial = jax.tree_util.tree_map(lambda *leaves: jnp.stack(leaves), *initials)
+    _, logs = _batched_runner(cfg.controller, dt)(site, initial, jnp.asarray(ground_accel))
+    logs = jax.device_get(logs)
+    merged = dict(logs["fast"], **logs["ns"])
+    return [{k: np.asarray(v[i]) for k, v in merged.items()} for i in range(len(plants))]
+
+
+def study_plants(cfg: StudyConfig) -> list:
+    """The nominal plant, then ``cfg.uncertain`` draws from ``cfg.seed``; run i's sensor
+    noise is seeded by ``cfg.seed + i``."""
+    return [NOMINAL_PLANT] + sample_plants(cfg.uncertain, cfg.seed)
+
+
+def _references(cfg: StudyConfig):
     model = marths_model()
     dt = 1.0 / LOOP_RATE_HZ
     ag = ground_motion(cfg.record, cfg.scale, cfg.duration)
     ref = reference_response(model, ag, dt)
     ref_interface = model.psi(ref, INTERFACE_NAMES)
     ref_interface_tk = np.vstack([np.zeros((1, 2)), ref_interface[:-1]])  # at t_k (module metrics doc)
-    ref_upper = model.psi(ref, UPPER_NAMES)
-    plants = [NOMINAL_PLANT] + sample_plants(cfg.uncertain, cfg.seed)
-    runs, reports, histories, j2_estimated = [], [], [], []
+    return ag, ref_interface_tk, model.psi(ref, UPPER_NAMES)
+
+
+def run_summary(cfg: StudyConfig, logs: dict, ref_interface_tk, ref_upper) -> dict:
+    """What a study keeps of one run: J1–J10, the J2 of the estimated strokes and the
+    realisability report."""
     nrms = "std" if cfg.convention == "official" else "rms"
-    for i, plant in enumerate(plants):
-        logs = run_once(cfg, plant, ag, cfg.seed + i)
-        runs.append(bmetrics.run_indices(LOOP_RATE_HZ, logs, ref_interface_tk, ref_upper, cfg.convention))
+    return {
+        "J": bmetrics.run_indices(LOOP_RATE_HZ, logs, ref_interface_tk, ref_upper, cfg.convention),
         # the paper's "NRMS with η̂_m" (3.2 % / 13 % in the lab; §5.4): η̂_m against η_ns
-        j2_estimated.append(np.atleast_1d(nrms_error_percent(logs["eta_target"], logs["eta_estimated"], nrms)))
-        reports.append(realisability_report(logs["command_v"], logs["actuator_force"], logs["stroke"], dt,
-                                            cfg.saturation_v))
-        if i < keep_histories:
-            histories.append(logs)
+        "J2_estimated": [float(v) for v in np.atleast_1d(nrms_error_percent(logs["eta_target"], logs["eta_estimated"],
+                                                                            nrms))],
+        "realisability": realisability_report(logs["command_v"], logs["actuator_force"], logs["stroke"],
+                                              1.0 / LOOP_RATE_HZ, cfg.saturation_v),
+    }
+
+
+def run_chunk(cfg: StudyConfig, first: int, count: int, keep_histories: int = 0, references=None):
+    """Runs ``first … first+count-1`` of the study (0: nominal), one by one
+    (``cfg.batch == 0``) or in vmap-ed batches of ``cfg.batch``. Returns (their
+    :func:`run_summary` list, the histories of those with index < ``keep_histories``).
+    A pure function of its arguments: what a cluster worker runs (:mod:`.distributed`)."""
+    plants = study_plants(cfg)
+    if not (0 <= first and count >= 1 and first + count <= len(plants)):
+        raise ParameterError(f"run_chunk: runs {first}…{first + count - 1} outside the study's 0…{len(plants) - 1}")
+    ag, ref_interface_tk, ref_upper = _references(cfg) if references is None else references
+    summaries, histories = [], []
+    step = cfg.batch if cfg.batch > 0 else 1
+    for start in range(first, first + count, step):
+        indices = list(range(start, min(start + step, first + count)))
+        if cfg.batch > 0:
+            batch_logs = run_batch(cfg, [plants[i] for i in indices], ag, [cfg.seed + i for i in indices], cfg.batch)
+        else:
+            batch_logs = [run_once(cfg, plants[i], ag, cfg.seed + i) for i in indices]
+        for i, logs in zip(indices, batch_logs):
+            summaries.append(run_summary(cfg, logs, ref_interface_tk, ref_upper))
+            if i < keep_histories:
+                histories.append(logs)
+    return summaries, histories
+
+
+def run_study(cfg: StudyConfig, keep_histories: int = 2, executor=None) -> dict:
+    """Nominal + ``cfg.uncertain`` random plants. Returns the study's result (JSON keys
+    of ``rths-ident run marths`` and ``_arrays`` for the plots). ``executor`` (e.g.
+    :class:`~rths_ident.benchmarks.marths.distributed.DaskExecutor`) runs the chunks
+    elsewhere: ``executor.map_chunks(cfg, chunks) -> [summaries per chunk]``."""
+    start = _time.perf_counter()
+    model = marths_model()
+    dt = 1.0 / LOOP_RATE_HZ
+    references = _references(cfg)
+    ag, ref_interface_tk, ref_upper = references
+    plants = study_plants(cfg)
+    n_keep = min(keep_histories, len(plants))
+    summaries, histories = run_chunk(cfg, 0, n_keep, n_keep, references) if n_keep else ([], [])
+    rest = len(plants) - n_keep
+    if rest:
+        if executor is None:
+            summaries += run_chunk(cfg, n_keep, rest, 0, references)[0]
+        else:
+            size = max(cfg.batch, 1)
+            chunks = [(s, min(size, len(plants) - s)) for s in range(n_keep, len(plants), size)]
+            for chunk_summaries in executor.map_chunks(cfg, chunks):
+                summaries += chunk_summaries
+    runs = [s["J"] for s in summaries]
+    j2_estimated = [s["J2_estimated"] for s in summaries]
+    reports = [s["realisability"] for s in summaries]
     nominal, uncertain = runs[0], runs[1:]
     t = np.arange(1, ag.size + 1) * dt
     return {
@@ -171,13 +275,14 @@ def run_study(cfg: StudyConfig, keep_histories: int = 2) -> dict:
         "convention": cfg.convention,
         "loop_rate_hz": LOOP_RATE_HZ,
         "sim_duration_s": float(t[-1]),
+        "batch": cfg.batch,
         "modal_frequencies_hz": [float(f) for f in model.frequencies_hz[:5]],
         "rayleigh": {"a0_per_s": model.rayleigh[0], "a1_s": model.rayleigh[1]},
         "J_nominal": nominal,
         "J_uncertain_mean": bmetrics.average_indices(uncertain, cfg.convention) if uncertain else None,
         "J_reported": bmetrics.reported_indices(nominal, uncertain, cfg.convention),
         "J_runs": runs,
-        "J2_estimated_nominal": [float(v) for v in j2_estimated[0]],
+        "J2_estimated_nominal": j2_estimated[0],
         "J2_estimated_uncertain_mean": ([float(v) for v in np.mean(j2_estimated[1:], axis=0)]
                                         if uncertain else None),
         "plants": [plant_as_dict(p) for p in plants],
