@@ -55,7 +55,8 @@ class StudyConfig:
     seed: the plant draws' seed (sensor noise: seed + run); duration [s] (None: all);
     convention: paper | official (J conventions, :mod:`.metrics`); saturation_v [V];
     noise: sensor noise and quantization on/off; batch: runs per vmap-ed compiled call
-    (0: one by one; the numbers do not depend on it)."""
+    (0: one by one); dask: run the chunks on a Dask cluster, ``"local"`` or
+    ``tcp://HOST:PORT`` (:mod:`.distributed`). The numbers depend on neither."""
 
     record: str = "elcentro"
     scale: float = 0.4
@@ -68,6 +69,7 @@ class StudyConfig:
     noise: bool = True
     weights: LQGWeights = LQGWeights()
     batch: int = 0
+    dask: str | None = None
 
 
     def __post_init__(self):
@@ -83,6 +85,10 @@ class StudyConfig:
             raise ParameterError(f"duration must be > 0 s; got {self.duration!r}")
         if int(self.batch) != self.batch or self.batch < 0:
             raise ParameterError(f"batch must be a whole number of runs per compiled call >= 0; got {self.batch!r}")
+        if self.dask is not None:
+            from rths_ident.benchmarks.marths.distributed import check_address  # noqa: PLC0415
+
+            check_address(self.dask)
         if self.convention not in bmetrics.CONVENTIONS:
             raise ParameterError(f"convention must be one of {bmetrics.CONVENTIONS}; got {self.convention!r}")
 
@@ -244,7 +250,13 @@ def run_study(cfg: StudyConfig, keep_histories: int = 2, executor=None) -> dict:
     """Nominal + ``cfg.uncertain`` random plants. Returns the study's result (JSON keys
     of ``rths-ident run marths`` and ``_arrays`` for the plots). ``executor`` (e.g.
     :class:`~rths_ident.benchmarks.marths.distributed.DaskExecutor`) runs the chunks
-    elsewhere: ``executor.map_chunks(cfg, chunks) -> [summaries per chunk]``."""
+    elsewhere: ``executor.map_chunks(cfg, chunks) -> [summaries per chunk]``; with
+    ``cfg.dask`` set and no executor, one is opened for the study and closed after it."""
+    if executor is None and cfg.dask is not None and cfg.uncertain + 1 > keep_histories:
+        from rths_ident.benchmarks.marths.distributed import DaskExecutor  # noqa: PLC0415
+
+        with DaskExecutor(cfg.dask) as cluster:
+            return run_study(cfg, keep_histories, cluster)
     start = _time.perf_counter()
     model = marths_model()
     dt = 1.0 / LOOP_RATE_HZ
@@ -276,6 +288,7 @@ def run_study(cfg: StudyConfig, keep_histories: int = 2, executor=None) -> dict:
         "loop_rate_hz": LOOP_RATE_HZ,
         "sim_duration_s": float(t[-1]),
         "batch": cfg.batch,
+        "dask": cfg.dask,
         "modal_frequencies_hz": [float(f) for f in model.frequencies_hz[:5]],
         "rayleigh": {"a0_per_s": model.rayleigh[0], "a1_s": model.rayleigh[1]},
         "J_nominal": nominal,
