@@ -72,14 +72,15 @@ def test_bench_components_quick(capsys):
 def test_run_marths_writes_the_issue_keys_and_figures(tmp_path, capsys):
     out = tmp_path / "marths.json"
     code = main(["run", "marths", "--controller", "lqg", "--record", "elcentro", "--scale", "0.4",
-                 "--uncertain", "1", "--duration", "7", "--json", str(out), "--plots", str(tmp_path / "plots"),
-                 "--quiet"])
+                 "--uncertain", "1", "--duration", "7", "--batch", "2", "--json", str(out),
+                 "--plots", str(tmp_path / "plots"), "--quiet"])
     assert code == 0
     metrics = json.loads(out.read_text())
     for key in ("modal_frequencies_hz", "J_nominal", "J_uncertain_mean", "plants", "realisable"):
         assert key in metrics
     assert sorted(metrics["J_nominal"]) == sorted(f"J{i}" for i in range(1, 11))
     assert len(metrics["J_nominal"]["J8"]) == 4 and len(metrics["J_uncertain_mean"]["J2"]) == 2
+    assert metrics["batch"] == 2  # both runs in one vmap-ed call
     pngs = sorted(p.name for p in (tmp_path / "plots").glob("*.png"))
     assert pngs == ["marths_indices.png", "marths_interface.png", "marths_tracking.png"]
     assert "realisable" in capsys.readouterr().out
@@ -88,6 +89,10 @@ def test_run_marths_writes_the_issue_keys_and_figures(tmp_path, capsys):
 def test_run_marths_refuses_options_of_other_scenarios(capsys):
     assert main(["run", "marths", "--compensation", "damb", "--quiet"]) == 1
     assert "does not apply to marths" in capsys.readouterr().err
+    assert main(["run", "lugre-frame", "--batch", "4", "--quiet"]) == 1
+    assert "--batch is not an option of lugre-frame" in capsys.readouterr().err
+    assert main(["run", "marths", "--dask", "nowhere", "--quiet"]) == 1
+    assert "--dask must be" in capsys.readouterr().err
 
 
 def test_none_variant_reports_what_the_numerical_substructure_used():
