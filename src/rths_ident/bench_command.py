@@ -57,11 +57,28 @@ def _bench(args: argparse.Namespace) -> int:
         print(f"lugre-frame step-wise engine: min {r['stepwise_realtime_factor']:.1f}× real time, "
               f"median {r['stepwise_realtime_factor_median']:.1f}× → fused/step-wise = {r['fused_over_stepwise']:.1f}×")
     if "batch" in which:
-        r = hybrid_loop.batch(n_specimens=4 if quick else 16, duration=2.0 if quick else 5.0,
-                              repeats=2 if quick else args.repeats)
-        results["batch"] = r
-        print(f"vmap batch of {r['n_specimens']} uncertain specimens: {r['specimen_seconds_per_wall_second']:.1f} "
-              f"specimen-seconds per wall second, {r['batch_speedup_over_sequential']:.2f}× one-by-one")
+        from rths_ident.bench import marths_batch  # noqa: PLC0415
+
+        sizes = (1, 4) if quick else (1, 8, 32)
+        repeats = 2 if quick else args.repeats
+        results["batch"] = hybrid_loop.batch(sizes=sizes, duration=1.0 if quick else 5.0, repeats=repeats)
+        results["marths_batch"] = marths_batch.loop(sizes=sizes, duration=1.0 if quick else 5.0, repeats=repeats)
+        for label, r in (("lugre-frame (uncertain specimens)", results["batch"]),
+                         ("maRTHS LQG (random plants)", results["marths_batch"])):
+            one = r["one_by_one_s_per_sim"]
+            print(f"{label}, {r['duration_s']:.1f} s simulated: one by one {1e3 * one['min']:.1f} ms per simulation "
+                  f"(median {1e3 * one['median']:.1f})")
+            for n, b in r["batches"].items():
+                print(f"  vmap batch of {n:3d}: {1e3 * b['s_per_sim_min']:7.2f} ms per simulation "
+                      f"(median {1e3 * b['s_per_sim_median']:.2f}) → {b['speedup_min']:.2f}× one by one "
+                      f"(median {b['speedup_median']:.2f}×)")
+        s = marths_batch.studies(runs=4 if quick else 32, batch=4 if quick else 32, duration=6.0 if quick else 10.0,
+                                 cluster=not args.no_cluster)
+        results["marths_study"] = s
+        cluster = (f", local Dask cluster (2 workers, start-up and compilation included) "
+                   f"{s['local_cluster_runs_per_min']:.0f}" if "local_cluster_runs_per_min" in s else "")
+        print(f"maRTHS study of {s['runs']} runs × {s['duration_s']:.0f} s, runs per minute: one by one "
+              f"{s['one_by_one_runs_per_min']:.0f}, batches of {s['batch']} {s['batched_runs_per_min']:.0f}{cluster}")
     if "components" in which:
         r = hybrid_loop.components(n_steps=2000 if quick else 8000, repeats=2 if quick else max(args.repeats, 5))
         results["components_per_fast_step"] = r
@@ -103,5 +120,7 @@ def add_bench_command(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--quick", action="store_true", help="short records and few repeats (smoke test)")
     parser.add_argument("--repeats", type=int, default=3,
                         help="timed runs of each figure (min and median are printed; default 3)")
+    parser.add_argument("--no-cluster", action="store_true",
+                        help="batch: skip the local Dask cluster (2 worker processes) of the study figures")
     parser.add_argument("--json", metavar="OUT.json", default=None)
     parser.set_defaults(func=_bench)

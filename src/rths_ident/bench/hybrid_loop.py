@@ -3,8 +3,9 @@
 * the flagship ``lugre-frame`` through the fused engine (one compiled ``lax.scan``) and
   the step-wise engine (one jitted slow step per Python call) — ratio and real-time
   factors;
-* batch throughput: the fused loop ``vmap``-ed over a batch of uncertain specimens
-  (column parameters scattered ±20 %), in specimen-seconds simulated per wall second;
+* batch throughput: the fused loop ``vmap``-ed over batches of uncertain specimens
+  (column parameters scattered ±20 %), seconds per simulation against one run at a time
+  (the maRTHS study's batches: :mod:`rths_ident.bench.marths_batch`);
 * the cost of each fast-side component per fast step, each in its own ``lax.scan``, as
   the loop uses it (sensor noise drawn per slow step for its ``ratio`` samples, the
   identifier once every ``identifier_every`` fast steps), with XLA's own count of the
@@ -105,41 +106,48 @@ def engines(duration: float | None = None, repeats: int = 3, stepwise_duration: 
     }
 
 
-def batch(n_specimens: int = 16, duration: float = 5.0, repeats: int = 3, seed: int = 0) -> dict:
-    """The fused loop vmap-ed over ``n_specimens`` columns with scattered parameters."""
+def per_simulation(single, batched: dict, repeats: int) -> dict:
+    """Wall seconds per simulation one by one (``single()``: one run) and in vmap-ed
+    batches (``batched[n]()``: n runs in one call), timed side by side, min and median of
+    ``repeats``; ``speedup`` = one-by-one seconds per simulation / batched (min over
+    min, median over median)."""
+    one = _timed(single, repeats)
+    out = {"one_by_one_s_per_sim": {"min": one.min, "median": one.median}, "batches": {}}
+    for n, call in batched.items():
+        t = _timed(call, repeats).per(n)
+        out["batches"][int(n)] = {"s_per_sim_min": t.min, "s_per_sim_median": t.median,
+                                  "speedup_min": one.min / t.min, "speedup_median": one.median / t.median}
+    return out
+
+
+def batch(sizes=(1, 8, 32), duration: float = 5.0, repeats: int = 3, seed: int = 0) -> dict:
+    """The fused loop vmap-ed over batches of ``sizes`` columns with scattered
+    parameters (±20 % on σ0, F_C, σ3) vs one run at a time: :func:`per_simulation`."""
     cfg = lf.LugreFrameConfig(duration=duration)
     built = lf.build(cfg)
     initial = initial_loop_state(built)
     ag = jnp.asarray(built.ground_accel)
     base_params = fast_side_params(built.fast_side)
-    rng = np.random.default_rng(seed)
-    scatter = rng.uniform(0.8, 1.2, size=(n_specimens, 3))
     spec = base_params["specimen"]
-    specimens = dataclasses.replace(spec)  # validated copy, then batched leaves below
-    specimens = jax.tree_util.tree_map(lambda leaf: jnp.full((n_specimens,), leaf), specimens)
-    specimens = dataclasses.replace(
-        spec, sigma0=spec.sigma0 * scatter[:, 0], Fc=spec.Fc * scatter[:, 1], sigma3=spec.sigma3 * scatter[:, 2],
-        sigma1=specimens.sigma1, sigma2=specimens.sigma2,
-    )
-    fast_params = dict(base_params, specimen=specimens)
     axes = jax.tree_util.tree_map(lambda _: None, base_params)
     axes["specimen"] = jax.tree_util.tree_map(lambda _: 0, spec)
-    # the actuator state holds the specimen state: batch the whole initial state too
-    initial_b = jax.tree_util.tree_map(lambda leaf: jnp.broadcast_to(leaf, (n_specimens,) + jnp.shape(leaf)), initial)
     runner = jax.jit(jax.vmap(lambda fp, st: run_fused(slow_step_functions(built), fp, st, ag), in_axes=(axes, 0)))
-    compiled = runner.lower(fast_params, initial_b).compile()
-    wall = _timed(lambda: compiled(fast_params, initial_b), repeats).min
+    rng = np.random.default_rng(seed)
+    calls = {}
+    for n in sizes:
+        scatter = rng.uniform(0.8, 1.2, size=(n, 3))
+        full = jax.tree_util.tree_map(lambda leaf: jnp.full((n,), leaf), spec)
+        specimens = dataclasses.replace(spec, sigma0=spec.sigma0 * scatter[:, 0], Fc=spec.Fc * scatter[:, 1],
+                                        sigma3=spec.sigma3 * scatter[:, 2], sigma1=full.sigma1, sigma2=full.sigma2)
+        fast_params = dict(base_params, specimen=specimens)
+        # the actuator state holds the specimen state: batch the whole initial state too
+        initial_b = jax.tree_util.tree_map(lambda leaf: jnp.broadcast_to(leaf, (n,) + jnp.shape(leaf)), initial)
+        compiled = runner.lower(fast_params, initial_b).compile()
+        calls[n] = (lambda c, f, i: lambda: c(f, i))(compiled, fast_params, initial_b)
     single = compiled_fused_runner(built, initial)
-    wall_single = _timed(lambda: single(base_params, initial, ag), repeats).min
-    sim = float(built.time_slow[-1])
-    return {
-        "n_specimens": n_specimens,
-        "duration_s": sim,
-        "batch_wall_s": wall,
-        "single_wall_s": wall_single,
-        "specimen_seconds_per_wall_second": n_specimens * sim / wall,
-        "batch_speedup_over_sequential": n_specimens * wall_single / wall,
-    }
+    out = per_simulation(lambda: single(base_params, initial, ag), calls, repeats)
+    out["duration_s"] = float(built.time_slow[-1])
+    return out
 
 
 def components(n_steps: int = 8000, repeats: int = 5) -> dict:
