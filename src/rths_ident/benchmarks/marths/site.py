@@ -90,9 +90,17 @@ def _derivatives(a, b, c, z, u):
     return c @ (a @ z), c @ (a @ (a @ z)) + c @ (a @ (b @ u))
 
 
+def _inverse_2x2(m):
+    """[[a, b], [c, d]]⁻¹ = [[d, −b], [−c, a]] / (ad − bc): elementwise, so under
+    ``jax.vmap`` it stays a few vector operations (``jnp.linalg.inv`` is an LU factorisation
+    that XLA:CPU runs as one LAPACK call per batch member and step)."""
+    a, b, c, d = m[0, 0], m[0, 1], m[1, 0], m[1, 1]
+    return jnp.stack([jnp.stack([d, -b]), jnp.stack([-c, a])]) / (a * d - b * c)
+
+
 def _frame_motion(eta, eta_dot, eta_ddot):
     x, theta = actuator_to_frame(eta[0], eta[1])
-    inverse = jnp.linalg.inv(jacobian(theta))
+    inverse = _inverse_2x2(jacobian(theta))
     return jnp.stack([x, theta]), inverse @ eta_dot, inverse @ eta_ddot, inverse
 
 
