@@ -128,3 +128,23 @@ def test_bench_json_has_min_and_median(tmp_path):
     for name, row in figures["components_per_fast_step"].items():
         assert 0.0 < row["us_min"] <= row["us_median"], name
         assert row["flops"] > 0.0, name
+
+
+def test_marths_command_lines_in_the_docs_parse_and_configure():
+    # every `rths-ident run marths ...` line of docs/benchmarks/marths.md is accepted as written
+    import argparse
+    import pathlib
+    import shlex
+
+    from rths_ident.run_command import _scenario_config, add_run_command
+
+    text = pathlib.Path(__file__).resolve().parents[1].joinpath("docs", "benchmarks", "marths.md").read_text(
+        encoding="utf-8")
+    commands = [line.strip() for line in text.splitlines() if line.strip().startswith("rths-ident run marths")]
+    assert len(commands) >= 4
+    parser = argparse.ArgumentParser(prog="rths-ident")
+    add_run_command(parser.add_subparsers(dest="command", required=True))
+    for command in commands:
+        args = parser.parse_args(shlex.split(command, comments=True)[1:])
+        _, cfg = _scenario_config(args)
+        assert cfg.batch == (args.batch or 0) and cfg.dask == args.dask
