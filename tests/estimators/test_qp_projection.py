@@ -203,3 +203,15 @@ def test_vmap_batch_mixes_feasible_and_infeasible_members_like_quadprog():
     # the batched program keeps a cond (not only a select): the enumeration is skippable
     jaxpr = str(jax.make_jaxpr(jax.vmap(qp.project))(*stacked))
     assert " cond[" in jaxpr
+
+
+def test_derivatives_through_the_projection_forward_reverse_and_batched():
+    """Identity metric, unit box: dθ̃/dθ̂ is 1 on free coordinates and 0 on clipped ones
+    (the derivative of the clip), by jacfwd, grad and a vmap of grad."""
+    def f(t):
+        return qp.project(t, np.eye(2), np.zeros(2), np.ones(2))
+
+    np.testing.assert_array_equal(np.asarray(jax.jacfwd(f)(np.array([0.5, 2.0]))), [[1.0, 0.0], [0.0, 0.0]])
+    np.testing.assert_array_equal(np.asarray(jax.grad(lambda t: f(t).sum())(np.array([0.5, 2.0]))), [1.0, 0.0])
+    grads = jax.vmap(jax.grad(lambda t: f(t).sum()))(np.array([[0.5, 2.0], [0.2, 0.3], [-1.0, 0.7]]))
+    np.testing.assert_array_equal(np.asarray(grads), [[1.0, 0.0], [1.0, 1.0], [0.0, 1.0]])

@@ -138,10 +138,12 @@ def _make_projection(n_general: int):
         return jax.lax.cond(feasible, lambda: theta_hat,
                             lambda: _enumerate_active_sets(theta_hat, P, G, h, lower, upper, n_general))
 
-    projection = jax.custom_batching.custom_vmap(single)
+    batched_projection = jax.custom_batching.custom_vmap(single)
 
-    @projection.def_vmap
+    @batched_projection.def_vmap
     def _batched(axis_size, in_batched, theta_hat, P, G, h, lower, upper):
+        if not any(in_batched):
+            return single(theta_hat, P, G, h, lower, upper), False
         args = [x if batched else jnp.broadcast_to(x, (axis_size,) + jnp.shape(x))
                 for x, batched in zip((theta_hat, P, G, h, lower, upper), in_batched)]
         feasible = jax.vmap(lambda t, g, hh: jnp.all(g @ t <= hh))(args[0], args[2], args[3])
@@ -151,6 +153,16 @@ def _make_projection(n_general: int):
             return jnp.where(feasible[:, None], args[0], projected)
 
         return jax.lax.cond(jnp.all(feasible), lambda: args[0], enumerate_masked), True
+
+    # derivatives (forward and reverse) are those of the plain ``lax.cond`` form; the
+    # batching rule above only changes how the values are computed
+    @jax.custom_jvp
+    def projection(*args):
+        return batched_projection(*args)
+
+    @projection.defjvp
+    def _projection_jvp(primals, tangents):
+        return jax.jvp(single, primals, tangents)
 
     return projection
 
