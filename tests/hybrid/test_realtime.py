@@ -32,6 +32,7 @@ def _paced(work_s, ns_s=None, dt=0.02, startup=0):
         openings.append(clock.now - 100.0)
         clock.now += work
         pacer.end_step(k, work if ns_s is None else ns_s[k])
+    pacer.stop()
     return pacer.report(), np.array(openings)
 
 
@@ -80,6 +81,7 @@ def test_real_clock_pacing_takes_the_record_length():
     for k in range(40):
         pacer.begin_step(k)
         pacer.end_step(k, 0.0)
+    pacer.stop()
     elapsed = time.perf_counter() - start
     # 40 windows of 5 ms: the last opens at 195 ms; a loaded CI machine may run late
     # (then steps are skipped and counted, never run early)
@@ -132,3 +134,48 @@ def test_paced_engine_tells_the_site_when_each_target_arrived():
     assert calls[0] == "prepare" and calls[1] is None
     np.testing.assert_allclose(calls[2:], pacer.report().ns_s[:-1], rtol=0, atol=0)
     assert min(calls[2:]) >= 0.005
+
+
+def test_the_garbage_collector_is_paused_only_while_paced():
+    """A full collection among a test's logs took ~110 ms here (5 skipped ticks): paced
+    runs pause it, and it resumes afterwards, also when the run fails."""
+    import gc
+
+    from rths_ident.hybrid.engine import LoopAborted, run_stepwise
+    from rths_ident.hybrid.site import SiteReading
+
+    seen = []
+
+    class Site:
+        n_interface = 1
+
+        def step(self, target):
+            seen.append(gc.isenabled())
+            return SiteReading(np.zeros(1), np.zeros(1), {"x": np.zeros(1)})
+
+        def close(self):
+            pass
+
+    class NS:
+        dt, n_interface = 0.001, 1
+
+        def initial_target(self):
+            return np.zeros(1)
+
+        def step(self, feedback, ground_accel):
+            if ground_accel > 0:
+                raise RuntimeError("boom")
+            return np.zeros(1), {"u": np.zeros(1)}
+
+        def apply_parameters(self, theta):
+            pass
+
+        def close(self):
+            pass
+
+    assert gc.isenabled()
+    run_stepwise(Site(), NS(), np.zeros(3), pacer=RealTimePacer(0.001))
+    assert seen == [False] * 3 and gc.isenabled()
+    with pytest.raises(LoopAborted):
+        run_stepwise(Site(), NS(), np.array([0.0, 1.0]), pacer=RealTimePacer(0.001), safe_stop=None)
+    assert gc.isenabled()

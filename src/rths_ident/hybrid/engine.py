@@ -184,37 +184,41 @@ def run_stepwise(site, ns, ground_accel_slow, *, updater: ModelUpdater | None = 
         if prepare is not None:
             prepare()
         pacer.start()
-    for k in range(ground_accel_slow.shape[0]):
+    try:
+        for k in range(ground_accel_slow.shape[0]):
+            if pacer is not None:
+                pacer.begin_step(k)
+            try:
+                reading = site.step(target, arrival_s=arrival_s) if arrival_s is not None else site.step(target)
+                step_log = {"fast": reading.log}
+                if updater is not None and reading.estimate is not None:
+                    applied = updater.step(reading.estimate, k)
+                    if applied:
+                        ns.apply_parameters(np.asarray(reading.estimate.theta))
+                    step_log["update"] = jax.device_get(update_log(reading.estimate, applied))
+                ns_start = time.perf_counter()
+                next_target, ns_log = ns.step(reading.force, ground_accel_slow[k])
+                ns_seconds = time.perf_counter() - ns_start
+                step_log["ns"] = ns_log
+            except LoopAborted:
+                raise
+            except Exception as exc:
+                raise abort(f"failed: {exc}", k, getattr(exc, "advice", None)) from exc
+            per_step.append(step_log)
+            if check is not None:
+                message = check(step_log, k)
+                if message:
+                    raise abort(f"stopped: {message}", k)
+            target = next_target
+            if pacer is not None:
+                pacer.end_step(k, ns_seconds)
+                if takes_arrival:
+                    arrival_s = ns_seconds
+            if on_step is not None:
+                on_step(k, step_log)
+    finally:
         if pacer is not None:
-            pacer.begin_step(k)
-        try:
-            reading = site.step(target, arrival_s=arrival_s) if arrival_s is not None else site.step(target)
-            step_log = {"fast": reading.log}
-            if updater is not None and reading.estimate is not None:
-                applied = updater.step(reading.estimate, k)
-                if applied:
-                    ns.apply_parameters(np.asarray(reading.estimate.theta))
-                step_log["update"] = jax.device_get(update_log(reading.estimate, applied))
-            ns_start = time.perf_counter()
-            next_target, ns_log = ns.step(reading.force, ground_accel_slow[k])
-            ns_seconds = time.perf_counter() - ns_start
-            step_log["ns"] = ns_log
-        except LoopAborted:
-            raise
-        except Exception as exc:
-            raise abort(f"failed: {exc}", k, getattr(exc, "advice", None)) from exc
-        per_step.append(step_log)
-        if check is not None:
-            message = check(step_log, k)
-            if message:
-                raise abort(f"stopped: {message}", k)
-        target = next_target
-        if pacer is not None:
-            pacer.end_step(k, ns_seconds)
-            if takes_arrival:
-                arrival_s = ns_seconds
-        if on_step is not None:
-            on_step(k, step_log)
+            pacer.stop()  # the garbage collector resumes, also after a fault
     return stack_logs(per_step)
 
 
