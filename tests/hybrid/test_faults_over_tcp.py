@@ -66,6 +66,7 @@ class FaultyProxy:
     def _run(self):
         client, _ = self.listener.accept()
         upstream = socket.create_connection(self.server, timeout=30.0)
+        self.sockets = (client, upstream)
         for s in (client, upstream):
             s.settimeout(30.0)
         threading.Thread(target=self._forward_raw, args=(client, upstream), daemon=True).start()
@@ -108,7 +109,13 @@ class FaultyProxy:
             pass
 
     def close(self):
+        """Stop now: both connections are shut down, which also ends the server's session."""
         self.stop.set()
+        for s in getattr(self, "sockets", ()):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
         self.thread.join(timeout=10.0)
 
 
