@@ -40,7 +40,6 @@ from rths_ident._params import ParameterError, units_of
 from rths_ident.structures import ShearBuilding, StoreyColumns, partition_column, set_column_params
 from rths_ident.structures.numerical_substructure import native_ns_step
 from rths_ident.structures.structure import with_changes
-from rths_ident.transport.remote_substructure import parse_address
 
 NS_KINDS = ("native", "opensees", "opensees-tcp")
 
@@ -76,13 +75,7 @@ class FrameTestConfig(HybridTestConfig):
         if not (isinstance(self.tested_column, int)
                 and -self.columns_per_storey <= self.tested_column < self.columns_per_storey):
             self.bad("tested_column", f"a column index in [−{self.columns_per_storey}, {self.columns_per_storey})")
-        if self.ns_address is not None:
-            if self.ns != "opensees-tcp":
-                self.bad("ns_address", "None unless ns = 'opensees-tcp' (the address of its server)")
-            try:
-                parse_address(self.ns_address)
-            except ValueError:
-                self.bad("ns_address", "HOST:PORT with PORT in 1…65535")
+        remote_ns.check_ns_address(self)
         if self.floor_mass is not None and not (np.isfinite(self.floor_mass) and self.floor_mass > 0):
             self.bad("floor_mass", "a positive mass in kg")
         if not (0.0 <= self.rayleigh_zeta < 1.0):

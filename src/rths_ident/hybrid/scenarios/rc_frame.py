@@ -73,7 +73,6 @@ from rths_ident.models import DegradingBoucWen
 from rths_ident.structures.numerical_substructure import NativeSubstructure, native_ns_step
 from rths_ident.structures.rc_frame import rc_frame_structure
 from rths_ident.structures.structure import with_changes
-from rths_ident.transport.remote_substructure import parse_address
 
 SCENARIO = "rc-frame"
 DESCRIPTION = "seed 000 Case 4: 3-storey 2-bay RC frame (native linear or OpenSeesPy), degrading Bouc-Wen column tested"
@@ -125,13 +124,7 @@ class RCFrameConfig(HybridTestConfig):
                      "mass at every DOF, and its rotations and verticals are massless (the native NS condenses them)")
         if self.ns == "native" and self.ns_model != "linear":
             self.bad("ns_model", "'linear' with the native NS (the nonlinear fiber frame needs --ns opensees)")
-        if self.ns_address is not None:
-            if self.ns != "opensees-tcp":
-                self.bad("ns_address", "None unless ns = 'opensees-tcp' (the address of its server)")
-            try:
-                parse_address(self.ns_address)
-            except ValueError:
-                self.bad("ns_address", "HOST:PORT with PORT in 1…65535")
+        remote_ns.check_ns_address(self)
         if not isinstance(self.newmark_iterations, int) or self.newmark_iterations < 1:
             self.bad("newmark_iterations", "an integer ≥ 1")
         if not (np.isfinite(self.design_drift) and self.design_drift > 0):

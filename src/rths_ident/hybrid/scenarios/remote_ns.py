@@ -35,6 +35,18 @@ REMOTE = "opensees-tcp"
 IN_PROCESS = "opensees"
 
 
+def check_ns_address(cfg) -> None:
+    """A scenario configuration's ``ns_address``: None, or ``HOST:PORT`` with ``ns =
+    'opensees-tcp'`` (else ``cfg.bad`` names the field)."""
+    if cfg.ns_address is None:
+        return
+    if cfg.ns != REMOTE:
+        cfg.bad("ns_address", "None unless ns = 'opensees-tcp' (the address of its server)")
+    try:
+        parse_address(cfg.ns_address)
+    except ValueError:
+        cfg.bad("ns_address", "HOST:PORT with PORT in 1…65535")
+
 def config_fields(cfg) -> dict:
     """The configuration as the server rebuilds it: every field, ``ns`` in process, no
     address."""

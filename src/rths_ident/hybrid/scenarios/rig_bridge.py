@@ -119,9 +119,6 @@ def run_scenario(cfg: RigBridgeConfig, engine: str = "stepwise", compare: bool =
     return result
 
 
-def report(result: dict) -> str:
-    return rig_test.format_report(result)
-
-
-def plot(result: dict, out_dir):
-    return rig_test.plot(result, out_dir)
+#: the report and figures of every rig scenario
+report = rig_test.format_report
+plot = rig_test.plot

@@ -160,9 +160,6 @@ def run_scenario(cfg: RigSdofConfig, engine: str = "stepwise", compare: bool = T
     return result
 
 
-def report(result: dict) -> str:
-    return rig_test.format_report(result)
-
-
-def plot(result: dict, out_dir):
-    return rig_test.plot(result, out_dir)
+#: the report and figures of every rig scenario
+report = rig_test.format_report
+plot = rig_test.plot
