@@ -24,6 +24,7 @@ import numpy as np
 
 from rths_ident._params import ParameterError
 from rths_ident.datasets._textio import (
+    _is_number,
     check_finite,
     check_strictly_increasing,
     check_uniform_step,
@@ -146,11 +147,3 @@ def _table(text: str, source: str):
     names = None if has_header else (("acceleration",) if n_columns == 1 else ("time", "acceleration"))
     return parse_numeric_table(text, source=source, names=names, header=has_header,
                                delimiter=detect_delimiter(first))
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
