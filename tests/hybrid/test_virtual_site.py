@@ -32,3 +32,21 @@ def test_measured_arrival_equals_a_site_built_with_that_arrival_tick():
         np.testing.assert_allclose(a["command"], b["command"], rtol=1e-12, atol=1e-15)
         np.testing.assert_allclose(a["measured"], b["measured"], rtol=1e-12, atol=1e-15)
     assert np.max(np.abs(a["target"] - c["target"])) > 1e-3 * np.max(np.abs(c["target"]))
+
+
+def test_the_flagship_fast_chunk_compiles_to_single_kernels():
+    """The whole fast side of a slow step (80 fast steps: transition, dAMB, actuator,
+    specimen, sensors, constrained-RLS identifier with its QP projection) has no dot and no
+    LAPACK call, so XLA emits its loops as single kernels (small_loop_kernels): a dot or
+    a solve added to a fast-side component would bring back the per-kernel dispatch
+    that cost 2.45 µs per fast step (docs/performance.md)."""
+    import jax  # noqa: PLC0415
+
+    from rths_ident.hybrid.virtual_site import fast_params, make_fast_chunk  # noqa: PLC0415
+
+    test = lugre_frame.build(lugre_frame.LugreFrameConfig(duration=0.1))
+    side = test.fast_side
+    state = initial_fast_state(side, test.seed)
+    text = jax.jit(make_fast_chunk(side)).lower(fast_params(side), state, jax.numpy.zeros(1)).compile().as_text()
+    assert " dot(" not in text and "custom-call(" not in text
+    assert "xla_cpu_small_call" in text

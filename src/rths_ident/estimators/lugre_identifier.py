@@ -86,6 +86,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from rths_ident import small_linalg as sl
 from rths_ident._params import ParameterError, field_range, params_dataclass
 from rths_ident.estimators import qp_projection as _qp
 from rths_ident.estimators import rls as _rls
@@ -280,7 +281,7 @@ def confidence(params: LuGreIdentifierParams, state: LuGreIdentifierState):
     normalised = state.rls.theta
     estimate = _physical_from_normalised(params, normalised)
     jacobian = jax.jacfwd(lambda n: _physical_from_normalised(params, n))(normalised)
-    covariance = jacobian @ state.error_covariance @ jacobian.T
+    covariance = sl.quadratic_form(jacobian, state.error_covariance)
     relative_std = jnp.sqrt(jnp.maximum(jnp.diag(covariance), 0.0)) / jnp.abs(estimate)
     return estimate, covariance, relative_std
 
@@ -325,7 +326,7 @@ def step(params: LuGreIdentifierParams, state: LuGreIdentifierState, x, v, measu
     psi = ModifiedLuGre.lip_regressor(z_hat, v, x)
     known = ModifiedLuGre.lip_known_force(_lugre_params(params, theta_prev), v)
     y = measured_force - known  # Eq. 4.2
-    error_normalised = (y - psi @ theta_prev) / params.force_scale
+    error_normalised = (y - sl.vdot(psi, theta_prev)) / params.force_scale
     if params.regressor == "sensitivity":  # static
         # gradient of the prediction Θᵀψ̂(θ2) w.r.t. Θ: the LIP regressor plus the
         # observer's dependence on θ2 in the θ2 entry (recursive prediction error)
@@ -346,15 +347,15 @@ def step(params: LuGreIdentifierParams, state: LuGreIdentifierState, x, v, measu
     residual_power = lam * state.residual_power + (1.0 - lam) * error_normalised**2
     residual_weight = lam * state.residual_weight + (1.0 - lam)
     noise_variance = residual_power / residual_weight
-    P_gain = state.rls.covariance @ gain_phi
-    gain = P_gain / (lam + gain_phi @ P_gain)
-    transition = jnp.eye(3) - jnp.outer(gain, phi)
-    error_covariance = transition @ state.error_covariance @ transition.T + noise_variance * jnp.outer(gain, gain)
+    P_gain = sl.matvec(state.rls.covariance, gain_phi)
+    gain = P_gain / (lam + sl.vdot(gain_phi, P_gain))
+    transition = jnp.eye(3) - sl.outer(gain, phi)
+    error_covariance = sl.quadratic_form(transition, state.error_covariance) + noise_variance * sl.outer(gain, gain)
     error_covariance = 0.5 * (error_covariance + error_covariance.T)
 
     theta = rls_state.theta * theta_ref
     lugre = _lugre_params(params, theta)
-    force_prediction = theta @ psi + known  # Eq. 4.21
+    force_prediction = sl.vdot(theta, psi) + known  # Eq. 4.21
 
     # convergence flag: stayed within ±band of an anchor for hold_time after yield
     left_band = jnp.any(jnp.abs(rls_state.theta - state.band_anchor) > params.convergence_band)

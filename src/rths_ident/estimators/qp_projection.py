@@ -43,6 +43,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from rths_ident import small_linalg as sl
 from rths_ident._params import ParameterError, params_dataclass
 from rths_ident.estimators import rls as _rls
 
@@ -134,7 +135,7 @@ def _make_projection(n_general: int):
     update) — the same numbers, member by member."""
 
     def single(theta_hat, P, G, h, lower, upper):
-        feasible = jnp.all(G @ theta_hat <= h)
+        feasible = jnp.all(sl.matvec(G, theta_hat) <= h)
         return jax.lax.cond(feasible, lambda: theta_hat,
                             lambda: _enumerate_active_sets(theta_hat, P, G, h, lower, upper, n_general))
 
@@ -146,7 +147,7 @@ def _make_projection(n_general: int):
             return single(theta_hat, P, G, h, lower, upper), False
         args = [x if batched else jnp.broadcast_to(x, (axis_size,) + jnp.shape(x))
                 for x, batched in zip((theta_hat, P, G, h, lower, upper), in_batched)]
-        feasible = jax.vmap(lambda t, g, hh: jnp.all(g @ t <= hh))(args[0], args[2], args[3])
+        feasible = jax.vmap(lambda t, g, hh: jnp.all(sl.matvec(g, t) <= hh))(args[0], args[2], args[3])
 
         def enumerate_masked():
             projected = jax.vmap(lambda *a: _enumerate_active_sets(*a, n_general))(*args)
@@ -167,11 +168,47 @@ def _make_projection(n_general: int):
     return projection
 
 
+#: systems up to this size are solved by the unrolled LDLᵀ of :func:`solve_small`
+MAX_UNROLLED_SOLVE = 6
+
+
+def solve_small(M, r) -> jax.Array:
+    """x with M x = r for a stack of small symmetric positive definite systems,
+    M (C, k, k), r (C, k) (here M = G_S P G_Sᵀ).
+
+    k ≤ :data:`MAX_UNROLLED_SOLVE`: an LDLᵀ factorisation written out entry by entry
+    (stable for SPD matrices, like Cholesky; elementwise operations only, so the
+    compiled loop around an online identifier stays one kernel: no LAPACK call —
+    :mod:`rths_ident.small_loop_kernels`). Larger k: LU (``jnp.linalg.solve``). A
+    singular M (dependent active rows) gives non-finite entries either way, and the
+    enumeration discards that candidate.
+    """
+    M, r = jnp.asarray(M, jnp.float64), jnp.asarray(r, jnp.float64)
+    k = M.shape[-1]
+    if k > MAX_UNROLLED_SOLVE:
+        return jnp.linalg.solve(M, r[..., None])[..., 0]
+    # M = L D Lᵀ, L unit lower triangular (lower triangle of M used)
+    L = [[None] * k for _ in range(k)]
+    d = [None] * k
+    for j in range(k):
+        d[j] = M[..., j, j] - sum(L[j][m] * L[j][m] * d[m] for m in range(j))
+        for i in range(j + 1, k):
+            L[i][j] = (M[..., i, j] - sum(L[i][m] * L[j][m] * d[m] for m in range(j))) / d[j]
+    y = [None] * k  # L y = r
+    for i in range(k):
+        y[i] = r[..., i] - sum(L[i][m] * y[m] for m in range(i))
+    x = [None] * k  # D Lᵀ x = y
+    for i in reversed(range(k)):
+        x[i] = y[i] / d[i] - sum(L[m][i] * x[m] for m in range(i + 1, k))
+    return jnp.stack(x, axis=-1)
+
+
 def _enumerate_active_sets(theta_hat, P, G, h, lower, upper, n_general):
     """The exact projection for an infeasible θ̂ (see the module docstring)."""
     n = theta_hat.shape[0]
     # ‖G_j‖ in the metric P (so G_j θ − h_j over it is a P⁻¹-distance to the hyperplane)
-    row_norm = jnp.sqrt(jnp.einsum("jn,nl,jl->j", G, P, G))
+    # (products as multiply-sum, not dot, and closed-form solves: small_linalg, solve_small)
+    row_norm = jnp.sqrt(sl.vdot(sl.matmul(G, P), G))
 
     thetas, scores = [], []
     for idx in _candidate_sets(n, n_general):
@@ -182,15 +219,15 @@ def _enumerate_active_sets(theta_hat, P, G, h, lower, upper, n_general):
         else:
             G_S = G[idx]  # (C, k, n)
             h_S = h[idx]  # (C, k)
-            residual = G_S @ theta_hat - h_S  # (C, k)
-            PGt = jnp.einsum("ij,ckj->cik", P, G_S)  # (C, n, k)
-            M = jnp.einsum("ckn,cnl->ckl", G_S, PGt)  # (C, k, k)
-            mu = jnp.linalg.solve(M, residual[..., None])[..., 0]  # (C, k) multipliers
-            cand = theta_hat - jnp.einsum("cnk,ck->cn", PGt, mu)
+            residual = sl.matvec(G_S, theta_hat) - h_S  # (C, k)
+            PGt = sl.matmul(P, jnp.swapaxes(G_S, -1, -2))  # (C, n, k)
+            M = sl.matmul(G_S, PGt)  # (C, k, k)
+            mu = solve_small(M, residual)  # (C, k) multipliers
+            cand = theta_hat - sl.matvec(PGt, mu)
             # a negative multiplier μ_i would let the objective drop by releasing
             # constraint i; |μ_i|·‖G_i‖_P is that move as a P⁻¹-distance
             dual_violation = jnp.max(jnp.maximum(-mu, 0.0) * row_norm[idx], axis=1)
-        gap = cand @ G.T - h  # (C, m); rows with infinite h give -inf
+        gap = sl.matvec(G, cand) - h  # (C, m); rows with infinite h give -inf
         primal_violation = jnp.max(jnp.where(gap > 0.0, gap / row_norm, 0.0), axis=1)
         score = jnp.maximum(primal_violation, dual_violation)
         finite = jnp.all(jnp.isfinite(cand), axis=1) & jnp.isfinite(score)
@@ -283,7 +320,7 @@ def correct(params: ConstrainedRLSParams, state: _rls.RLSState, phi, prediction_
 def update(params: ConstrainedRLSParams, state: _rls.RLSState, phi, y) -> tuple[_rls.RLSState, jax.Array]:
     """RLS step then projection; returns the new state and the a-priori prediction error."""
     phi = jnp.asarray(phi, jnp.float64)
-    error = y - phi @ state.theta
+    error = y - sl.vdot(phi, state.theta)
     return correct(params, state, phi, error), error
 
 

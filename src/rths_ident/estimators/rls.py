@@ -38,6 +38,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from rths_ident import small_linalg as sl
 from rths_ident._params import ParameterError, field_range, params_dataclass
 
 __all__ = ["RLSParams", "RLSState", "RLSHistory", "init", "update", "correct", "run", "RLS"]
@@ -141,11 +142,12 @@ def correct(params: RLSParams, state: RLSState, phi, prediction_error) -> RLSSta
     phi = jnp.asarray(phi, dtype=jnp.float64)
     theta, P = state.theta, state.covariance
     lam = params.forgetting
-    P_phi = P @ phi
-    gain = P_phi / (lam + phi @ P_phi)  # Eq. 4.8 with the λ the printed equation misses
+    # small products as multiply-sum, not dot: the fast loop stays one kernel (small_linalg)
+    P_phi = sl.matvec(P, phi)
+    gain = P_phi / (lam + sl.vdot(phi, P_phi))  # Eq. 4.8 with the λ the printed equation misses
     theta_new = theta + gain * prediction_error
-    identity_minus = jnp.eye(theta.shape[0]) - jnp.outer(gain, phi)
-    P_new = (identity_minus @ P @ identity_minus.T + lam * jnp.outer(gain, gain)) / lam  # Joseph form
+    identity_minus = jnp.eye(theta.shape[0]) - sl.outer(gain, phi)
+    P_new = (sl.quadratic_form(identity_minus, P) + lam * sl.outer(gain, gain)) / lam  # Joseph form
     P_new = _guard_covariance(params, _symmetrise(P_new), state.initial_covariance)
     active = (jnp.abs(prediction_error) > params.dead_zone) | (params.dead_zone <= 0.0)
     return RLSState(
@@ -161,7 +163,7 @@ def update(params: RLSParams, state: RLSState, phi, y) -> tuple[RLSState, jax.Ar
     Returns the new state and the a-priori prediction error ``y − φᵀθ̂(t−1)``.
     """
     phi = jnp.asarray(phi, dtype=jnp.float64)
-    error = y - phi @ state.theta
+    error = y - sl.vdot(phi, state.theta)
     return correct(params, state, phi, error), error
 
 

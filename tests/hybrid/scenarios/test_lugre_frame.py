@@ -73,7 +73,9 @@ def test_stepwise_equals_fused():
         assert j4_step == pytest.approx(j4_fused, rel=1e-8)
     j2 = [metrics.j2_tracking_error(lg["fast"]["target"].ravel(), lg["fast"]["measured"].ravel())
           for lg in (fused, stepwise)]
-    assert j2[1] == pytest.approx(j2[0], rel=1e-8)
+    # J2 [%] is an rms difference of two signals that agree to 1e-8 of their amplitude:
+    # the engines' J2 agree to ~1e-8 of 100 %, not to 1e-8 of J2 itself (0.9 %)
+    assert j2[1] == pytest.approx(j2[0], abs=1e-6)
 
 
 def test_bad_configuration_names_the_field():

@@ -36,6 +36,7 @@ import jax.numpy as jnp
 import numpy as np
 import scipy.linalg
 
+from rths_ident import small_linalg as sl
 from rths_ident._params import ParameterError
 from rths_ident.benchmarks.marths.daq import noise_offsets
 from rths_ident.benchmarks.marths.plant import NOMINAL_PLANT, PlantDescription, rk4_discretisation, state_space
@@ -113,15 +114,16 @@ def design_lqg(dt: float, weights: LQGWeights = LQGWeights(), plant: PlantDescri
 
 def kalman_correct(kalman: KalmanDesign, predicted, measured):
     """ẑ[k|k] and η̂_m = C ẑ[k|k] from ẑ[k|k−1] and the measured strokes (2,)."""
-    z = predicted + kalman.gain @ (measured - kalman.c @ predicted)
-    return z, kalman.c @ z
+    # products as multiply-sum, not dot: the fast loop stays one kernel (rths_ident.small_linalg)
+    z = predicted + sl.matvec(kalman.gain, measured - sl.matvec(kalman.c, predicted))
+    return z, sl.matvec(kalman.c, z)
 
 
 def kalman_predict(kalman: KalmanDesign, corrected, command):
     """ẑ[k+1|k] = Φ ẑ[k|k] + Γ u[k]."""
-    return kalman.phi @ corrected + kalman.gamma @ command
+    return sl.matvec(kalman.phi, corrected) + sl.matvec(kalman.gamma, command)
 
 
 def lqr_command(design: LQGDesign, estimate, integral):
     """u = −K_p ẑ − K_ε z_err (Eq. 35) [m]."""
-    return -design.k_state @ estimate - design.k_integral @ integral
+    return -sl.matvec(design.k_state, estimate) - sl.matvec(design.k_integral, integral)

@@ -25,6 +25,7 @@ from typing import NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
+from rths_ident import small_linalg as sl
 from rths_ident.benchmarks.marths.model import MarthsModel
 
 __all__ = ["ReducedSpecimen", "reduced_specimen", "estimate_force"]
@@ -55,4 +56,5 @@ def reduced_specimen(model: MarthsModel) -> ReducedSpecimen:
 
 def estimate_force(specimen: ReducedSpecimen, psi, psi_dot, psi_ddot):
     """f̂_m (2,) [N, N·m] of Eq. 31 for ψ̂, ψ̇̂, ψ̈̂ (2,) each."""
-    return specimen.mass @ psi_ddot + specimen.damping @ psi_dot + specimen.stiffness @ psi
+    return (sl.matvec(specimen.mass, psi_ddot) + sl.matvec(specimen.damping, psi_dot)  # multiply-sum, not dot
+            + sl.matvec(specimen.stiffness, psi))

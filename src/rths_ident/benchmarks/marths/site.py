@@ -32,6 +32,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from rths_ident import small_linalg as sl
 from rths_ident._params import ParameterError
 from rths_ident.benchmarks.marths import daq as board
 from rths_ident.benchmarks.marths.controller import (
@@ -87,7 +88,8 @@ def site_init(params: SiteParams, seed: int) -> dict:
 
 def _derivatives(a, b, c, z, u):
     """η̇ = C A z and η̈ = C A² z + C A B u (strictly proper plant: C B = 0)."""
-    return c @ (a @ z), c @ (a @ (a @ z)) + c @ (a @ (b @ u))
+    az = sl.matvec(a, z)  # products as multiply-sum, not dot (rths_ident.small_linalg)
+    return sl.matvec(c, az), sl.matvec(c, sl.matvec(a, az)) + sl.matvec(c, sl.matvec(a, sl.matvec(b, u)))
 
 
 def _inverse_2x2(m):
@@ -101,7 +103,7 @@ def _inverse_2x2(m):
 def _frame_motion(eta, eta_dot, eta_ddot):
     x, theta = actuator_to_frame(eta[0], eta[1])
     inverse = _inverse_2x2(jacobian(theta))
-    return jnp.stack([x, theta]), inverse @ eta_dot, inverse @ eta_ddot, inverse
+    return jnp.stack([x, theta]), sl.matvec(inverse, eta_dot), sl.matvec(inverse, eta_ddot), inverse
 
 
 def make_chunk(law: str, dt: float):
@@ -112,7 +114,7 @@ def make_chunk(law: str, dt: float):
     def chunk(p: SiteParams, s: dict, target):
         eta_ns = jnp.stack(frame_to_actuator(target[0], target[1]))
         key, k_meas = jax.random.split(s["key"])
-        stroke = p.plant.c @ s["plant"]
+        stroke = sl.matvec(p.plant.c, s["plant"])
         if law == "ideal":
             z_hat, eta_hat, measured, force_meas = s["predicted"], eta_ns, eta_ns, jnp.zeros(2)
             command, volts, applied = eta_ns, eta_ns / p.daq.metres_per_volt, eta_ns
@@ -123,7 +125,7 @@ def make_chunk(law: str, dt: float):
             # actuator force of the true motion (for the report and the load cells)
             d1, d2 = _derivatives(p.plant.a, p.plant.b, p.plant.c, s["plant"], s["last_command"])
             psi_t, psi_t_dot, psi_t_ddot, inv_j = _frame_motion(stroke, d1, d2)
-            force_act = inv_j.T @ estimate_force(p.specimen, psi_t, psi_t_dot, psi_t_ddot)
+            force_act = sl.vecmat(estimate_force(p.specimen, psi_t, psi_t_dot, psi_t_ddot), inv_j)  # J⁻ᵀ f
             measured, force_meas = board.measure(p.daq, k_meas, stroke, force_act)
             z_hat, eta_hat = kalman_correct(p.kalman, s["predicted"], measured)
             if law == "lqg":
@@ -134,7 +136,7 @@ def make_chunk(law: str, dt: float):
             k = p.kalman
             e1, e2 = _derivatives(k.a_c, k.b_c, k.c, z_hat, applied)
             psi_hat, psi_dot, psi_ddot, _ = _frame_motion(eta_hat, e1, e2)
-            new = {"plant": p.plant.phi @ s["plant"] + p.plant.gamma @ applied,
+            new = {"plant": sl.matvec(p.plant.phi, s["plant"]) + sl.matvec(p.plant.gamma, applied),
                    "predicted": kalman_predict(k, z_hat, applied),
                    "integral": s["integral"] + dt * (eta_ns - measured),
                    "damb": damb_state, "key": key, "last_command": applied}

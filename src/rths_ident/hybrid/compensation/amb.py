@@ -46,6 +46,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from rths_ident import small_linalg as sl
 from rths_ident._params import array_field, check_shape, field_range, params_dataclass
 from rths_ident.hybrid.compensation import lowpass
 from rths_ident.hybrid.compensation._wrapper import CompensatorWrapper
@@ -120,9 +121,9 @@ def _phi1(z):
 
 def adaptation_increment(gains, coefficients, regressor, command, dt):
     """Δa over one step Δt of Eq. 2.34, integrated exactly with φ and x_c held."""
-    normaliser = 1.0 + regressor @ regressor
-    error = command - coefficients @ regressor
-    rate = (gains * regressor) @ regressor / normaliser
+    normaliser = 1.0 + sl.vdot(regressor, regressor)  # multiply-sum, not dot (small_linalg)
+    error = command - sl.vdot(coefficients, regressor)
+    rate = sl.vdot(gains * regressor, regressor) / normaliser
     return gains * regressor * error / normaliser * dt * _phi1(rate * dt)
 
 
@@ -139,7 +140,7 @@ def step(params: AMBParams, state: AMBState, inputs: CompensatorInputs, dt):
         jnp.asarray(params.adaptation_gains), state.coefficients, regressor, command_f, dt
     )
     target_taps = push(state.target_taps, x_target)
-    x_command = coefficients @ derivatives(target_taps, dt)  # Eq. 2.33
+    x_command = sl.vdot(coefficients, derivatives(target_taps, dt))  # Eq. 2.33
     new_state = AMBState(coefficients, target_taps, measured_taps, x_command, measured_filter, command_filter)
     return new_state, x_command
 

@@ -32,6 +32,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from rths_ident import small_linalg as sl
 from rths_ident._params import array_field, check_shape, field_range, params_dataclass
 from rths_ident.hybrid.compensation import lowpass
 from rths_ident.hybrid.compensation._wrapper import CompensatorWrapper
@@ -101,11 +102,11 @@ def init(params: DAMBParams) -> DAMBState:
 
 def rls_update(fir, covariance, regressor, target, forgetting_factor):
     """One RLS step (Eqs. 2.42–2.43). Returns (F, P). P is re-symmetrised."""
-    p_phi = covariance @ regressor
-    gain = p_phi / (forgetting_factor + regressor @ p_phi)
-    error = target - fir @ regressor
+    p_phi = sl.matvec(covariance, regressor)  # multiply-sum, not dot (small_linalg)
+    gain = p_phi / (forgetting_factor + sl.vdot(regressor, p_phi))
+    error = target - sl.vdot(fir, regressor)
     fir = fir + gain * error
-    covariance = (covariance - jnp.outer(gain, p_phi)) / forgetting_factor
+    covariance = (covariance - sl.outer(gain, p_phi)) / forgetting_factor
     return fir, 0.5 * (covariance + covariance.T)
 
 
@@ -120,7 +121,7 @@ def step(params: DAMBParams, state: DAMBState, inputs: CompensatorInputs, dt):
     measured_taps = push(state.measured_taps, measured_f)
     fir, covariance = rls_update(state.fir, state.covariance, measured_taps, command_f, params.forgetting_factor)
     target_taps = push(state.target_taps, x_target)
-    x_command = fir @ target_taps
+    x_command = sl.vdot(fir, target_taps)
     new_state = DAMBState(fir, covariance, target_taps, measured_taps, x_command, measured_filter, command_filter)
     return new_state, x_command
 

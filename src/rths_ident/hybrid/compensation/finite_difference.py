@@ -16,6 +16,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from rths_ident import small_linalg as sl
+
 
 def difference_matrix(dt) -> jax.Array:
     """D(Δt) of Eq. 2.37; rows give x, ẋ, ẍ, x⃛ from taps newest-first. dt [s]."""
@@ -34,7 +36,7 @@ def difference_matrix(dt) -> jax.Array:
 
 def derivatives(taps, dt) -> jax.Array:
     """[x, ẋ, ẍ, x⃛] at the newest tap by backward differences. taps: newest first."""
-    return difference_matrix(dt) @ taps
+    return sl.matvec(difference_matrix(dt), taps)  # multiply-sum, not dot (small_linalg)
 
 
 def fir_from_plant_coefficients(plant_coefficients, dt) -> jax.Array:

@@ -32,6 +32,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from rths_ident import small_linalg as sl
 from rths_ident._params import ParameterError, array_field, field_range, params_dataclass
 from rths_ident.hybrid.rate_transition._wrapper import RateTransitionWrapper
 from rths_ident.hybrid.rate_transition.inputs import TransitionInputs
@@ -112,10 +113,10 @@ def step(params: DDMRTParams, state: DDMRTState, inputs: TransitionInputs, dt) -
     if params.adaptive:
         weights = leaky_lms_update(weights, error, state.history, params.learning_rate, params.leakage)
     history = jnp.concatenate([jnp.reshape(u_new, (1,)), state.history[:-1]])
-    prediction = weights @ history
+    prediction = sl.vdot(weights, history)  # multiply-sum, not dot (small_linalg)
     known = history[: params.n_nodes - 1][::-1]  # [u_{n−N+2} … u_n], oldest first
     nodes = jnp.concatenate([known, jnp.reshape(prediction, (1,))])
-    samples = jnp.asarray(interpolation_matrix(params.n_nodes, params.ratio)) @ nodes
+    samples = sl.matvec(jnp.asarray(interpolation_matrix(params.n_nodes, params.ratio)), nodes)
     return DDMRTState(history, weights, prediction), DDMRTOutput(samples, prediction, error)
 
 

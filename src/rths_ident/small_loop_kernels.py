@@ -1,0 +1,92 @@
+"""XLA:CPU's small-loop kernels: compile each small ``while`` loop into one kernel.
+
+Since JAX 0.4.32, XLA:CPU runs a compiled program as a sequence of *thunks*, one per
+fused kernel, and a ``lax.scan`` body is dispatched thunk by thunk on every iteration.
+A fast step of a hybrid test is a few hundred floating-point operations spread over
+tens of tiny kernels, so the dispatch — not the arithmetic — set its cost (2.45 µs per
+fast step of the flagship, docs/performance.md). XLA has a pass that instead emits a
+whole small loop as ONE kernel (``SmallWhileLoopHoistingPass``); it takes loops whose
+bytes accessed are below ``xla_cpu_small_while_loop_byte_threshold`` (1 kB by default,
+which no loop of ours is below). Raising the threshold is the documented way to use it.
+
+The pass skips a loop that contains a ``dot``, a custom call (LAPACK: ``solve``,
+``cholesky``, ``eigh``), a scatter or a convolution; the fast-side components therefore
+write their small matrix products as broadcast-multiply-sum
+(:mod:`rths_ident.small_linalg`) and their small solves in closed form.
+
+Importing :mod:`rths_ident` calls :func:`enable` before any JAX computation, i.e. it
+adds ``--xla_backend_extra_options=xla_cpu_small_while_loop_byte_threshold=N`` to
+``XLA_FLAGS`` (a process-wide XLA setting; XLA reads it when its CPU client starts).
+Switch it off, or change N [bytes], with ``RTHS_IDENT_SMALL_LOOP_BYTES`` (``off`` or
+``0``: XLA's default). A threshold already present in ``XLA_FLAGS`` is left alone.
+Numbers are unchanged up to floating-point rounding (the kernel is emitted by XLA's
+other code generator).
+"""
+
+from __future__ import annotations
+
+import os
+
+#: bytes accessed by a loop below which XLA emits it as one kernel (our default). A
+#: slow step's fast loops access ~50 kB, ~1.5 MB in a vmap-ed batch of 32; the loop over
+#: a whole record's slow steps holds a LAPACK solve (the NS) and stays thunk by thunk.
+DEFAULT_THRESHOLD_BYTES = 10_000_000
+
+_OPTION = "xla_cpu_small_while_loop_byte_threshold"
+_EXTRA = "--xla_backend_extra_options="
+
+
+def requested_threshold(environ=os.environ) -> int | None:
+    """The threshold [bytes] asked for by ``RTHS_IDENT_SMALL_LOOP_BYTES`` (default
+    :data:`DEFAULT_THRESHOLD_BYTES`; None when switched off)."""
+    text = environ.get("RTHS_IDENT_SMALL_LOOP_BYTES", "").strip().lower()
+    if text in ("", "on", "default"):
+        return DEFAULT_THRESHOLD_BYTES
+    if text in ("off", "0", "no", "false"):
+        return None
+    try:
+        value = int(float(text))
+    except ValueError:
+        raise ValueError(f"RTHS_IDENT_SMALL_LOOP_BYTES must be a number of bytes or 'off'; got {text!r}") from None
+    if value < 0:
+        raise ValueError(f"RTHS_IDENT_SMALL_LOOP_BYTES must be ≥ 0 bytes; got {value}")
+    return value or None
+
+
+def with_threshold(xla_flags: str, threshold: int) -> str:
+    """``XLA_FLAGS`` with the small-loop threshold added (merged into an existing
+    ``--xla_backend_extra_options=…`` if there is one; unchanged if the option is set)."""
+    if _OPTION in xla_flags:
+        return xla_flags
+    words = xla_flags.split()
+    for i, word in enumerate(words):
+        if word.startswith(_EXTRA):
+            current = word[len(_EXTRA):]
+            words[i] = _EXTRA + (f"{current},{_OPTION}={threshold}" if current else f"{_OPTION}={threshold}")
+            return " ".join(words)
+    return " ".join(words + [f"{_EXTRA}{_OPTION}={threshold}"])
+
+
+def enable(environ=os.environ) -> None:
+    """Add the small-loop threshold to ``XLA_FLAGS`` (see the module doc). Takes effect
+    only if no JAX computation has run yet in this process."""
+    threshold = requested_threshold(environ)
+    if threshold is not None:
+        environ["XLA_FLAGS"] = with_threshold(environ.get("XLA_FLAGS", ""), threshold)
+
+
+def active() -> bool:
+    """Whether XLA emits small loops as single kernels in this process: compiles a
+    ``lax.scan`` over a 4 kB carry (above XLA's 1 kB default, below our threshold) and
+    looks for the kernel XLA marks (``xla_cpu_small_call``)."""
+    import jax  # noqa: PLC0415
+    import jax.numpy as jnp  # noqa: PLC0415
+
+    if jax.default_backend() != "cpu":
+        return False
+
+    def body(carry, _):
+        return carry * 0.5 + 1.0, None
+
+    compiled = jax.jit(lambda x: jax.lax.scan(body, x, None, length=16)[0]).lower(jnp.zeros(512)).compile()
+    return "xla_cpu_small_call" in compiled.as_text()
