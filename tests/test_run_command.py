@@ -84,6 +84,21 @@ def test_run_marths_writes_the_issue_keys_and_figures(tmp_path, capsys):
     pngs = sorted(p.name for p in (tmp_path / "plots").glob("*.png"))
     assert pngs == ["marths_indices.png", "marths_interface.png", "marths_tracking.png"]
     assert "realisable" in capsys.readouterr().out
+    # the study's test record, by default in the --plots folder: a row per run, as in the JSON
+    from rths_ident.benchmarks.marths.study_record import study_rows  # noqa: PLC0415
+
+    rows = study_rows(tmp_path / "plots" / "test_record.h5")
+    assert [row["J"] for row in rows] == metrics["J_runs"]
+
+
+def test_run_marths_checks_its_test_record_path_before_the_study(tmp_path, capsys):
+    missing = tmp_path / "missing" / "study.h5"
+    assert main(["run", "marths", "--uncertain", "1", "--duration", "6", "--test-record", str(missing),
+                 "--quiet"]) == 1
+    assert "--test-record" in capsys.readouterr().err and not missing.parent.exists()
+    assert main(["run", "marths", "--uncertain", "1", "--duration", "6", "--test-record", str(tmp_path),
+                 "--quiet"]) == 1
+    assert "is a folder" in capsys.readouterr().err
 
 
 def test_run_marths_refuses_options_of_other_scenarios(capsys):

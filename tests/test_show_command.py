@@ -128,3 +128,30 @@ def test_show_plots_into_missing_parent_folders_is_refused_before_reading(tmp_pa
     deep = tmp_path / "no" / "such" / "plots"
     assert main(["show", str(path), "--plots", str(deep)]) == 1
     assert "does not exist" in capsys.readouterr().err and not (tmp_path / "no").exists()
+
+
+@pytest.mark.slow
+def test_show_of_a_marths_study_record_stopped_halfway(tmp_path, capsys):
+    """A study of 4 runs stopped after its third row: the summary counts 3 of 4 and
+    gives the mean J of the finished uncertain runs (runs 1, 2) per component; the plots
+    are the study's (J bars over the runs held, the nominal run's tracking)."""
+    from rths_ident.benchmarks.marths.study import StudyConfig, run_study  # noqa: PLC0415
+
+    def stop(run, summary):
+        if run == 2:
+            raise KeyboardInterrupt
+
+    path = tmp_path / "study.h5"
+    with pytest.raises(KeyboardInterrupt):
+        run_study(StudyConfig(uncertain=3, duration=6.0, batch=0), test_record=path, on_run=stop)
+    record = read_test_record(path)
+    j2 = (record.steps["J/J2"][1] + record.steps["J/J2"][2]) / 2
+    assert main(["show", str(path), "--plots", str(tmp_path / "plots")]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "runs 3 of 4 finished (nominal done, 2 of 3 random plants); missing runs 3" in out
+    assert "stopped by an error after 3 finished runs: KeyboardInterrupt" in out
+    assert f"J2 nominal {record.steps['J/J2'][0][0]:.2f} / {record.steps['J/J2'][0][1]:.2f} " \
+           f"mean of 2 uncertain {j2[0]:.2f} / {j2[1]:.2f}" in out
+    assert "histories run_0, run_1" in out
+    pngs = sorted(p.name for p in (tmp_path / "plots").glob("*.png"))
+    assert pngs == ["marths_indices.png", "marths_interface.png", "marths_tracking.png"]

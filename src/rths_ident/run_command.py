@@ -181,6 +181,8 @@ def _run(args: argparse.Namespace) -> int:
     extra = {"realtime": True} if args.realtime else {}
     if record is not None:
         extra["test_record"] = record
+    if "show_progress" in accepts:  # a study of many runs: a line per finished batch
+        extra["show_progress"] = not args.quiet
     phases = None if args.quiet else _print_phase
     if phases is not None and "phases" in accepts:
         extra["phases"] = phases

@@ -3,7 +3,9 @@
 Prints the scenario, whether the test ran to its end (and if not, why), the software
 versions, the time base and duration, the events, the configuration, the datasets with
 their units and the metrics; ``--plots DIR`` draws the figures
-(:func:`rths_ident.hybrid.plots.plot_test_record`). Reads records whose writer was
+(:func:`rths_ident.hybrid.plots.plot_test_record`). A maRTHS study's record gets its own
+summary (runs finished of those planned, the mean J per component) and figures
+(:func:`rths_ident.benchmarks.marths.plots.plot_study_record`). Reads records whose writer was
 killed (up to the last flush). See ``docs/records.md``.
 """
 
@@ -93,6 +95,76 @@ def format_summary(record) -> str:
     return "\n".join(lines)
 
 
+def format_study_summary(record) -> str:
+    """The text ``rths-ident show`` prints for a maRTHS study's record
+    (:mod:`rths_ident.benchmarks.marths.study_record`): status, runs finished of those
+    planned, the mean J1–J10 per component of the finished runs (nominal and uncertain
+    apart), realisability, events, configuration and what is attached."""
+    import numpy as np  # noqa: PLC0415
+
+    from rths_ident.benchmarks.marths.metrics import INDEX_NAMES  # noqa: PLC0415
+    from rths_ident.benchmarks.marths.study_record import study_rows  # noqa: PLC0415
+
+    rows = study_rows(record)
+    planned = int(record.config.get("runs_planned", 0))
+    done = [row["run"] for row in rows]
+    uncertain = [row for row in rows if row["run"] != 0]
+    lines = [f"test record {record.path}"]
+    lines += _fields([
+        ("kind", record.kind),
+        ("created (UTC)", record.created_utc),
+        ("status", _study_status(record, len(rows))),
+        ("runs", f"{len(rows)} of {planned} finished (nominal {'done' if 0 in done else 'not done'}, "
+                 f"{len(uncertain)} of {max(planned - 1, 0)} random plants)"
+                 + ("" if len(rows) == planned else f"; missing runs {_ranges(sorted(set(range(planned)) - set(done)))}")),
+        ("software", ", ".join(f"{k} {v}" for k, v in record.software.items() if k != "platform")),
+    ])
+    lines.append("configuration")
+    lines += _fields((key, _inline(value)) for key, value in record.config["study"].items())
+    lines.append("J of the finished runs per component (J1, J4 [ms]; others [%])")
+    nominal = next((row["J"] for row in rows if row["run"] == 0), None)
+    table = []
+    for name in INDEX_NAMES:
+        text = "nominal " + (" / ".join(f"{v:.2f}" for v in nominal[name]) if nominal else "—")
+        if uncertain:
+            mean = np.mean([row["J"][name] for row in uncertain], axis=0)
+            text += f"   mean of {len(uncertain)} uncertain " + " / ".join(f"{v:.2f}" for v in mean)
+        table.append((name, text))
+    lines += _fields(table)
+    saturation = sum(row["realisability"]["commands_within_saturation"] for row in rows)
+    limits = sum(row["realisability"]["realisable"] for row in rows)
+    lines.append("realisability")
+    lines += _fields([("commands within saturation", f"{saturation} of {len(rows)} runs"),
+                      ("every limit respected", f"{limits} of {len(rows)} runs")])
+    lines.append("events")
+    lines += _fields((f"{e.kind}" + ("" if e.step is None else f" @ row {e.step}"), e.message) for e in record.events)
+    histories = sorted({path.split("/")[1] for path in record.attached if path.startswith("histories/")})
+    lines.append("attached")
+    lines += _fields([("histories", ", ".join(histories) or "none"),
+                      ("reference", "yes" if "reference/time" in record.attached else "no")])
+    return "\n".join(lines)
+
+
+def _study_status(record, rows: int) -> str:
+    """Whether the study ran to its end, and if not, why (rows, not slow steps)."""
+    errors = record.errors()
+    if record.complete or not errors:
+        return record.status()
+    return f"not complete: stopped by an error after {rows} finished runs: {errors[0].message}"
+
+
+def _ranges(values: list[int]) -> str:
+    """``[1, 2, 3, 7]`` → ``"1…3, 7"``."""
+    out, start = [], None
+    for k, v in enumerate(values):
+        if start is None:
+            start = v
+        if k + 1 == len(values) or values[k + 1] != v + 1:
+            out.append(str(v) if v == start else f"{start}…{v}")
+            start = None
+    return ", ".join(out)
+
+
 def _unit(unit) -> str:
     return ", ".join(f"{c} {u}" for c, u in unit.items()) if isinstance(unit, dict) else str(unit)
 
@@ -103,12 +175,19 @@ def run_show(args: argparse.Namespace) -> int:
 
     if args.plots:
         check_output_folder("--plots", args.plots)  # before reading: a bad folder is told at once
-    record = read_test_record(args.record)
-    print(format_summary(record))
-    if args.plots:
-        from rths_ident.hybrid.plots import plot_test_record  # noqa: PLC0415 (matplotlib only when plotting)
+    from rths_ident.benchmarks.marths.study_record import is_study_record  # noqa: PLC0415
 
-        for path in plot_test_record(record, args.plots):
+    record = read_test_record(args.record)
+    study = is_study_record(record)
+    print(format_study_summary(record) if study else format_summary(record))
+    if args.plots:
+        # matplotlib only when plotting
+        if study:
+            from rths_ident.benchmarks.marths.plots import plot_study_record as plot  # noqa: PLC0415
+        else:
+            from rths_ident.hybrid.plots import plot_test_record as plot  # noqa: PLC0415
+
+        for path in plot(record, args.plots):
             print(f"plot → {path}")
     return 0
 

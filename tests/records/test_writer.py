@@ -203,3 +203,35 @@ def test_other_files_are_not_records(tmp_path):
     (tmp_path / "text.h5").write_text("not hdf5")
     with pytest.raises(DataFileError, match="cannot read as HDF5"):
         read_test_record(tmp_path / "text.h5")
+
+
+def test_attached_datasets_are_on_disk_at_once_and_survive_the_steps_and_the_finish(tmp_path):
+    """attach: readable right after the call (phase 1), still there once the steps file
+    (SWMR) replaced the header, and after finish; refused once steps are on disk."""
+    path = tmp_path / "att.h5"
+    history = {"stroke": np.arange(12.0).reshape(6, 2), "volts": np.linspace(0.0, 1.0, 6)}
+    rec = TestRecordWriter.open(path, CONFIG, UNITS, flush_every=1)
+    rec.attach("histories/run_0", history, {"stroke": {"a1": "m", "a2": "m"}, "volts": "V"})
+    early = read_test_record(path)
+    np.testing.assert_array_equal(early.attached["histories/run_0/stroke"], history["stroke"])
+    assert early.attached_units == {"histories/run_0/stroke": {"a1": "m", "a2": "m"}, "histories/run_0/volts": "V"}
+    rec.append(_step(0))
+    with pytest.raises(ParameterError, match="before the first step"):
+        rec.attach("late", {"x": np.zeros(2)}, {"x": "m"})
+    during = read_test_record(path)
+    assert during.n_steps == 1
+    np.testing.assert_array_equal(during.attached["histories/run_0/volts"], history["volts"])
+    rec.finish({})
+    done = read_test_record(path)
+    assert done.complete and sorted(done.attached) == ["histories/run_0/stroke", "histories/run_0/volts"]
+
+
+def test_attach_names_its_faults(tmp_path):
+    rec = TestRecordWriter.open(tmp_path / "bad.h5", CONFIG, UNITS)
+    with pytest.raises(ParameterError, match="no unit given for 'y'"):
+        rec.attach("h", {"y": np.zeros(3)}, {"x": "m"})
+    with pytest.raises(ParameterError, match="its units name 2 columns"):
+        rec.attach("h", {"x": np.zeros((3, 3))}, {"x": {"a": "m", "b": "m"}})
+    with pytest.raises(ParameterError, match="non-empty words"):
+        rec.attach("h//x", {"x": np.zeros(3)}, {"x": "m"})
+    rec.close()

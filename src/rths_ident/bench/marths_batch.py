@@ -63,7 +63,7 @@ def studies(runs: int = 32, batch: int = 32, duration: float = 10.0, cluster: bo
         from rths_ident.benchmarks.marths.distributed import DaskExecutor  # noqa: PLC0415
 
         start = time.perf_counter()
-        with DaskExecutor("local", n_workers=2, progress=False) as executor:
+        with DaskExecutor("local", n_workers=2) as executor:
             st.run_study(st.StudyConfig(**dict(base, batch=max(1, batch // 2))), keep_histories=0, executor=executor)
         out["local_cluster_runs_per_min"] = 60.0 * runs / (time.perf_counter() - start)
     return out

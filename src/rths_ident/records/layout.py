@@ -22,6 +22,7 @@ EVENTS = "events"  # start, stop, errors: one row each
 CONFIG = "config"  # attributes: the configuration, flattened (the JSON is on the root)
 SOFTWARE = "software"  # attributes: package versions
 UNITS = "units"  # attributes: dataset path -> unit (JSON)
+ATTACHED = "attached"  # datasets that are not per step (attach): whole histories, references
 METRICS = "metrics"  # attributes: the metrics at the end, flattened (+ "json")
 
 #: the per-step dataset every record has: the test time of each slow step [s]

@@ -59,6 +59,8 @@ class TestRecord:
     events: tuple
     metrics: dict | None
     format_version: int
+    attached: dict = dataclasses.field(default_factory=dict)
+    attached_units: dict = dataclasses.field(default_factory=dict)
 
     @property
     def n_steps(self) -> int:
@@ -178,11 +180,28 @@ def read_test_record(path) -> TestRecord:
             for i in range(min(len(c) for c in columns.values()))
         )
         metrics = json.loads(f[layout.METRICS].attrs["json"]) if layout.METRICS in f else None
+        attached, attached_units = _attached(f)
         return TestRecord(
             path=source, kind=_text(f.attrs.get("kind", "")), created_utc=_text(f.attrs.get("created_utc", "")),
             complete=bool(f.attrs.get("complete", False)), closed=closed,
             config=json.loads(f.attrs.get("config_json", "{}")),
             software={k: _text(v) for k, v in f[layout.SOFTWARE].attrs.items()}, units=units,
             time_base=json.loads(steps_group.attrs.get("time_base_json", "{}")), steps=flat, events=events,
-            metrics=metrics, format_version=version,
+            metrics=metrics, format_version=version, attached=attached, attached_units=attached_units,
         )
+
+
+def _attached(f: h5py.File) -> tuple[dict, dict]:
+    """The datasets under ``/attached`` and their units (a string, or ``{column: unit}``
+    for the last axis)."""
+    data, units = {}, {}
+    if layout.ATTACHED not in f:
+        return data, units
+
+    def visit(name, obj):
+        if isinstance(obj, h5py.Dataset):
+            data[name] = obj[()]
+            units[name] = json.loads(_text(obj.attrs["units_json"])) if "units_json" in obj.attrs else "?"
+
+    f[layout.ATTACHED].visititems(visit)
+    return data, units

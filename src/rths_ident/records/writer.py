@@ -26,6 +26,11 @@ therefore goes through three phases, each leaving a readable file at every insta
    copy renamed over ``PATH``. Killed during this copy, the record stays the closed step
    file with ``complete = False`` and its ``stop`` event.
 
+Datasets that are not per step (a whole run's time history, a reference) can be
+:meth:`~TestRecordWriter.attach`-ed under ``/attached`` while the record is in phase 1:
+HDF5 cannot create datasets in a file in SWMR mode, so they are written with the header
+(and rewritten with it until phase 2 starts; the writer then drops its copy).
+
 What this does not cover: a power cut or an OS crash (flushes hand the data to the
 operating system, they do not ``fsync``), and a disk that fills up.
 """
@@ -143,6 +148,7 @@ class TestRecordWriter:
         self._closed = False
         self._finished = False
         self._error_recorded = False
+        self._attached: dict[str, tuple[np.ndarray, str]] = {}  # path under /attached -> (data, unit), phase 1
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._replace_with_header()
 
@@ -198,6 +204,33 @@ class TestRecordWriter:
                                      "(the length of 'time') along its first axis")
         for k in range(n):
             self.append(layout.unflatten({p: a[k] for p, a in arrays.items()}))
+
+    def attach(self, name: str, arrays: Mapping, units: Mapping) -> None:
+        """Write datasets that are not per step under ``/attached/<name>/…`` (a nested
+        mapping of arrays, e.g. one run's whole time history), with the unit of each
+        path of ``arrays`` in ``units`` (a string, or a mapping column -> unit for the
+        last axis). Only before the first step: they go into the header (module doc);
+        on disk at once."""
+        self._check_open()
+        if self._file is not None or self._buffer:
+            raise ParameterError(f"test record {self.path}: attach {name!r} before the first step (HDF5 cannot "
+                                 "add datasets to a file in SWMR mode)")
+        if not isinstance(name, str) or not all(name.split("/")):
+            raise ParameterError(f"attach: the name must be a path of non-empty words ('histories/run_0'); got {name!r}")
+        flat = layout.flatten(arrays)
+        normalised = _normalise_units(units)
+        for path, value in flat.items():
+            array = np.asarray(value)
+            if array.dtype.kind not in "biuf":
+                raise ParameterError(f"attach {name!r}: {path!r} has dtype {array.dtype}; expected numbers or booleans")
+            if path not in normalised:
+                raise ParameterError(f"attach {name!r}: no unit given for {path!r} (every dataset needs one)")
+            unit = normalised[path]
+            if isinstance(unit, dict) and (array.ndim == 0 or array.shape[-1] != len(unit)):
+                raise ParameterError(f"attach {name!r}: {path!r} has shape {array.shape}; its units name "
+                                     f"{len(unit)} columns ({', '.join(unit)}) for the last axis")
+            self._attached[f"{name}/{path}"] = (array, unit)
+        self._replace_with_header()
 
     def event(self, kind: str, message: str = "", step: int | None = None, time: float | None = None) -> None:
         """Record an event (``start``, ``stop``, ``error``, …) at slow step ``step`` and
@@ -319,6 +352,10 @@ class TestRecordWriter:
         steps.attrs.update(layout.scalar_attributes(self._time_base))
         steps.attrs["time_base_json"] = layout.to_json(self._time_base)
         steps.attrs["empty_datasets_json"] = layout.to_json(self._empty)
+        for path, (array, unit) in self._attached.items():
+            ds = f.create_dataset(f"{layout.ATTACHED}/{path}", data=array)
+            _set_units(ds, unit)
+            ds.attrs["units_json"] = layout.to_json(unit)
         events = f.create_group(layout.EVENTS)
         for name, dtype in layout.EVENT_FIELDS.items():
             ds = events.create_dataset(name, shape=(0,), maxshape=(None,), chunks=(64,), dtype=dtype)
@@ -333,12 +370,7 @@ class TestRecordWriter:
             ds = f.create_dataset(f"{layout.STEPS}/{path}", shape=(0, *shape), maxshape=(None, *shape),
                                   chunks=(rows, *shape), dtype=dtype)
             self._datasets[path] = ds
-            unit = self._units[path]
-            if isinstance(unit, dict):
-                ds.attrs["units"] = ", ".join(unit.values())
-                ds.attrs["columns"] = list(unit)
-            else:
-                ds.attrs["units"] = unit
+            _set_units(ds, self._units[path])
 
     def _write_pending(self, f: h5py.File) -> None:
         if self._buffer:
@@ -383,6 +415,7 @@ class TestRecordWriter:
             raise
         os.replace(partial, self.path)
         self._file = f
+        self._attached = {}  # in the file now; never rewritten from memory again
 
     def _close_file(self) -> None:
         self.flush()
@@ -390,6 +423,14 @@ class TestRecordWriter:
             self._file.close()
             self._file = None
         self._closed = True
+
+
+def _set_units(ds: h5py.Dataset, unit: str | dict) -> None:
+    if isinstance(unit, dict):
+        ds.attrs["units"] = ", ".join(unit.values())
+        ds.attrs["columns"] = list(unit)
+    else:
+        ds.attrs["units"] = unit
 
 
 def _append_rows(ds: h5py.Dataset, start: int, rows: np.ndarray) -> None:

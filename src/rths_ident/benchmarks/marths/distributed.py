@@ -4,10 +4,13 @@ The study is cut into chunks of ``cfg.batch`` runs (one run per chunk when ``bat
 0); every chunk is one task, :func:`~rths_ident.benchmarks.marths.study.run_chunk` on a
 worker, a pure function of (config, first run, count): the plant draws and the noise
 seeds come from the config, so a chunk gives the same numbers wherever and however
-often it runs. The client gathers the per-run summaries (J1–J10, realisability), never
-the time histories. A worker that dies takes its running tasks with it; the scheduler
-gives them to the others (``retries`` more times per task), and the chunks already
-finished are kept.
+often it runs. The client receives the per-run summaries (J1–J10, realisability), never
+the time histories, chunk by chunk as the tasks complete (``as_completed``, in any
+order), and releases each result once handed over: the study streams it to its test
+record. A worker that dies takes its running tasks with it; the scheduler gives them to
+the others (``retries`` more times per task), and the chunks already finished are kept.
+A task that fails for good raises from :meth:`DaskExecutor.iter_chunks` (the study's
+record keeps the chunks finished before it).
 
 ``"local"`` starts a :class:`distributed.LocalCluster` of 2 worker processes on
 127.0.0.1 (one thread each: the compiled loop is single-threaded) and stops it after the
@@ -15,8 +18,6 @@ study; an address connects to a running scheduler (the workers must have rths_id
 """
 
 from __future__ import annotations
-
-import sys
 
 from rths_ident._params import ParameterError
 
@@ -42,14 +43,14 @@ class DaskExecutor:
     """Runs a study's chunks on a Dask cluster; a context manager (closes what it opened).
 
     address: ``"local"`` or ``tcp://HOST:PORT``; n_workers: of the local cluster;
-    retries: extra attempts of a task whose worker failed; progress: print a bar to stderr."""
+    retries: extra attempts of a task whose worker failed; timeout_s: to connect. The
+    progress line is the study's (:class:`~.progress.StudyProgress`)."""
 
-    def __init__(self, address: str = "local", n_workers: int = 2, retries: int = 2, progress: bool = True,
-                 timeout_s: float = 60.0):
+    def __init__(self, address: str = "local", n_workers: int = 2, retries: int = 2, timeout_s: float = 60.0):
         self.address = check_address(address)
         if int(n_workers) != n_workers or n_workers < 1:
             raise ParameterError(f"n_workers must be a whole number >= 1; got {n_workers!r}")
-        self.n_workers, self.retries, self.progress, self.timeout_s = int(n_workers), int(retries), progress, timeout_s
+        self.n_workers, self.retries, self.timeout_s = int(n_workers), int(retries), timeout_s
         self._cluster = None
         self.client = None
 
@@ -73,20 +74,25 @@ class DaskExecutor:
             self._cluster.close()
         self.client = self._cluster = None
 
-    def map_chunks(self, cfg, chunks: list[tuple[int, int]]) -> list[list]:
-        """The summaries of each ``(first, count)`` chunk, in the order given."""
+    def iter_chunks(self, cfg, chunks: list[tuple[int, int]]):
+        """Yields ``(first, summaries)`` for each ``(first, count)`` chunk as its task
+        completes (any order; a retried task still completes once); each result is
+        released on the cluster once handed over. Stopped early (the study failed),
+        the tasks not yet finished are cancelled."""
         from distributed import as_completed  # noqa: PLC0415
 
         if self.client is None:
-            raise RuntimeError("DaskExecutor.map_chunks outside its `with` block")
+            raise RuntimeError("DaskExecutor.iter_chunks outside its `with` block")
         futures = [self.client.submit(_chunk_summaries, cfg, first, count, retries=self.retries, pure=True)
                    for first, count in chunks]
-        done = 0
-        for _ in as_completed(futures):
-            done += 1
-            if self.progress:
-                width = 30
-                filled = width * done // len(futures)
-                print(f"\r  dask [{'#' * filled}{'.' * (width - filled)}] {done}/{len(futures)} chunks",
-                      end="" if done < len(futures) else "\n", file=sys.stderr, flush=True)
-        return self.client.gather(futures)
+        first_of = {future.key: first for future, (first, _) in zip(futures, chunks)}
+        unfinished = dict(zip(first_of, futures))
+        try:
+            for future in as_completed(futures):
+                summaries = future.result()  # a task that failed for good raises here
+                del unfinished[future.key]
+                future.release()
+                yield first_of[future.key], summaries
+        finally:
+            if unfinished:
+                self.client.cancel(list(unfinished.values()))

@@ -3,6 +3,9 @@
 * ``marths_tracking.png`` — η_ns vs η_m (and η̂_m) per actuator, nominal plant (Fig. 23);
 * ``marths_interface.png`` — ψ̂_m vs ψ_ns and the reference ψ at node 4, x and θ (Figs. 24–25);
 * ``marths_indices.png`` — J2, J5, J7 per component over the plants (nominal first).
+
+:func:`plot_marths` draws them from a study's result, :func:`plot_study_record` from its
+test record (``rths-ident show RECORD --plots DIR``): the runs it holds, finished or not.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-__all__ = ["plot_marths"]
+__all__ = ["plot_marths", "plot_study_record", "tracking_figure", "interface_figure", "indices_figure"]
 
 
 def _save(fig: Figure, path: Path) -> Path:
@@ -30,14 +33,55 @@ def _window(t, x, width=6.0):
 
 
 def plot_marths(result: dict, out_dir) -> list[Path]:
+    """The three figures of a study's result (:func:`~.study.run_study`'s)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     arrays = result["_arrays"]
-    t = arrays["time"]
-    nominal = arrays["histories"][0]
     title = f"{result['record']} ×{result['scale']:g}, {result['controller']}, nominal plant"
-    paths = []
+    nominal = arrays["histories"][0]
+    return [
+        _save(tracking_figure(arrays["time"], nominal, result["J_nominal"], title), out / "marths_tracking.png"),
+        _save(interface_figure(arrays["time"], arrays["reference_interface"], nominal, result["J_nominal"], title),
+              out / "marths_interface.png"),
+        _save(indices_figure(result["J_runs"], list(range(len(result["J_runs"]))),
+                             f"{result['record']} ×{result['scale']:g}, {result['controller']}"),
+              out / "marths_indices.png"),
+    ]
 
+
+def plot_study_record(record, out_dir) -> list[Path]:
+    """The figures of a study's test record (:mod:`.study_record`), finished or not:
+    the J bars over the runs it holds, and, when the nominal run finished, its tracking
+    and interface figures from the attached history. Returns the paths written."""
+    from rths_ident.benchmarks.marths.study import RECORDS  # noqa: PLC0415
+    from rths_ident.benchmarks.marths.study_record import study_rows  # noqa: PLC0415
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    study = record.config["study"]
+    name = f"{RECORDS.get(study['record'], study['record'])} ×{study['scale']:g}, {study['controller']}"
+    rows = study_rows(record)
+    planned = int(record.config["runs_planned"])
+    paths = []
+    by_run = {row["run"]: row for row in rows}
+    attached = record.attached
+    if 0 in by_run and "histories/run_0/eta_target" in attached and "reference/time" in attached:
+        prefix = "histories/run_0/"
+        nominal = {path[len(prefix):]: a for path, a in attached.items() if path.startswith(prefix)}
+        t = attached["reference/time"]
+        title = f"{name}, nominal plant"
+        paths.append(_save(tracking_figure(t, nominal, by_run[0]["J"], title), out / "marths_tracking.png"))
+        paths.append(_save(interface_figure(t, attached["reference/interface"], nominal, by_run[0]["J"], title),
+                           out / "marths_interface.png"))
+    if rows:
+        status = "" if record.complete else f"; not complete: {len(rows)} of {planned} runs finished"
+        paths.append(_save(indices_figure([row["J"] for row in rows], [row["run"] for row in rows], name + status),
+                           out / "marths_indices.png"))
+    return paths
+
+
+def tracking_figure(t, nominal: dict, j_nominal: dict, title: str) -> Figure:
+    """η_ns vs η_m and η̂_m per actuator over 2 s around the peak (the paper's Fig. 23)."""
     fig = Figure(figsize=(10, 6))
     for i, name in enumerate(("actuator 1 (bottom)", "actuator 2 (top)")):
         target = nominal["eta_target"][:, i] * 1e3
@@ -46,56 +90,60 @@ def plot_marths(result: dict, out_dir) -> list[Path]:
         ax.plot(t[w], target[w], "k", lw=1.2, label=r"target $\eta_{ns}$")
         ax.plot(t[w], nominal["eta_measured"][w, i] * 1e3, "tab:red", lw=0.8, label=r"measured $\eta_m$")
         ax.plot(t[w], nominal["eta_estimated"][w, i] * 1e3, "tab:blue", lw=0.8, ls="--", label=r"estimated $\hat\eta_m$")
-        j2 = result["J_nominal"]["J2"][i]
-        ax.set_title(f"{name}: J2 = {j2:.1f} %, J1 = {result['J_nominal']['J1'][i]:.1f} ms")
+        ax.set_title(f"{name}: J2 = {j_nominal['J2'][i]:.1f} %, J1 = {j_nominal['J1'][i]:.1f} ms")
         ax.set_ylabel("stroke [mm]")
         ax.grid(alpha=0.3)
         ax.legend(loc="upper right", fontsize=8)
     ax.set_xlabel("time [s]")
     fig.suptitle("tracking — " + title)
-    paths.append(_save(fig, out / "marths_tracking.png"))
+    return fig
 
+
+def interface_figure(t, reference_interface, nominal: dict, j_nominal: dict, title: str) -> Figure:
+    """ψ̂_m vs ψ_ns and the reference ψ at node 4, x and θ (the paper's Figs. 24–25)."""
     fig = Figure(figsize=(10, 6))
     scale = (1e3, 1e3)
     labels = ("x4 [mm]", "θ4 [mrad]")
     for i in range(2):
-        ref = arrays["reference_interface"][:, i] * scale[i]
+        ref = reference_interface[:, i] * scale[i]
         w = _window(t, ref)
         ax = fig.add_subplot(2, 1, i + 1)
         ax.plot(t[w], ref[w], "k", lw=1.4, label=r"reference $\psi$")
         ax.plot(t[w], nominal["psi_target"][w, i] * scale[i], "tab:green", lw=0.9, label=r"target $\psi_{ns}$")
         ax.plot(t[w], nominal["psi_estimated"][w, i] * scale[i], "tab:red", lw=0.8, ls="--",
                 label=r"estimated $\hat\psi_m$")
-        ax.set_title(f"{labels[i].split()[0]}: J5 = {result['J_nominal']['J5'][i]:.1f} %, "
-                     f"J7 = {result['J_nominal']['J7'][i]:.1f} %")
+        ax.set_title(f"{labels[i].split()[0]}: J5 = {j_nominal['J5'][i]:.1f} %, J7 = {j_nominal['J7'][i]:.1f} %")
         ax.set_ylabel(labels[i])
         ax.grid(alpha=0.3)
         ax.legend(loc="upper right", fontsize=8)
     ax.set_xlabel("time [s]")
     fig.suptitle("interface node 4 — " + title)
-    paths.append(_save(fig, out / "marths_interface.png"))
+    return fig
 
-    runs = result["J_runs"]
+
+def indices_figure(runs: list[dict], run_numbers: list[int], title: str) -> Figure:
+    """J2, J5, J7 per component over the runs (``run_numbers``: 0 the nominal plant),
+    the mean over the uncertain runs dashed."""
     fig = Figure(figsize=(11, 4.5))
     components = (("J2", ("act. 1", "act. 2")), ("J5", ("x4", "θ4")), ("J7", ("x4", "θ4")))
+    uncertain = [k for k, run in enumerate(run_numbers) if run != 0]
+    idx = np.arange(len(runs))
+    shown = idx[:: max(1, len(runs) // 7)]
     for k, (name, comp) in enumerate(components):
         ax = fig.add_subplot(1, 3, k + 1)
         values = np.array([r[name] for r in runs])
-        idx = np.arange(len(runs))
         for c in range(2):
             ax.bar(idx + (c - 0.5) * 0.4, values[:, c], width=0.4, label=comp[c],
                    color=("tab:blue", "tab:orange")[c])
-        if len(runs) > 1:
+        if uncertain:
             for c in range(2):
-                ax.axhline(values[1:, c].mean(), color=("tab:blue", "tab:orange")[c], ls="--", lw=0.8)
-        ax.set_xticks([0] + list(range(1, len(runs), max(1, len(runs) // 6))))
-        ax.set_xticklabels(["nom."] + [str(i) for i in range(1, len(runs), max(1, len(runs) // 6))])
+                ax.axhline(values[uncertain, c].mean(), color=("tab:blue", "tab:orange")[c], ls="--", lw=0.8)
+        ax.set_xticks(shown)
+        ax.set_xticklabels(["nom." if run_numbers[i] == 0 else str(run_numbers[i]) for i in shown])
         ax.set_xlabel("plant")
         ax.set_ylabel(f"{name} [%]")
         ax.set_title(name)
         ax.legend(fontsize=8)
         ax.grid(alpha=0.3, axis="y")
-    fig.suptitle(f"indices over the plants — {result['record']} ×{result['scale']:g}, {result['controller']} "
-                 "(nom. = nominal plant; dashed: mean over the uncertain plants)")
-    paths.append(_save(fig, out / "marths_indices.png"))
-    return paths
+    fig.suptitle(f"indices over the plants — {title}\n(nom. = nominal plant; dashed: mean over the uncertain plants)")
+    return fig

@@ -7,15 +7,19 @@ model-updating hook never fires). The random plants differ only in pytree leaves
 true plant's matrices), so they share the compiled loop.
 
 Execution (same numbers either way): one run after another (``batch=0``), or batches of
-``batch`` runs as one ``jax.vmap``-ed compiled call (:func:`run_chunk`; the last batch is
-padded with copies of its last plant so every batch reuses one compiled program). Each
-run's metrics are computed as soon as its batch returns and its time history is dropped,
-except, for the plots, the first ``keep_histories`` ones: memory is one batch of
-histories, whatever the number of plants.
+``batch`` runs as one ``jax.vmap``-ed compiled call (:func:`iter_batches`; the last batch
+is padded with copies of its last plant so every batch reuses one compiled program).
+Each run's metrics are computed as soon as its batch returns and its time history is
+dropped, except, for the plots, the first ``keep_histories`` ones (copied out of their
+batch): memory is one batch of histories, whatever the number of plants. What a study
+keeps of each run (J1–J10, the realisability report: a few hundred numbers) is streamed
+to the study's test record as the run finishes (:mod:`.study_record`), so a study
+stopped halfway keeps its finished runs.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time as _time
 
@@ -40,7 +44,8 @@ from rths_ident.benchmarks.marths.uncertainty import plant_as_dict, sample_plant
 from rths_ident.estimators.online_identifier import Estimate
 from rths_ident.hybrid.engine import LoopState, SlowStepFunctions, make_fused_runner, run_fused
 
-__all__ = ["RECORDS", "StudyConfig", "ground_motion", "run_study", "run_chunk", "run_batch", "run_once", "LOOP_RATE_HZ"]
+__all__ = ["RECORDS", "StudyConfig", "ground_motion", "run_study", "run_chunk", "iter_batches", "run_batch", "run_once",
+           "LOOP_RATE_HZ"]
 
 #: the benchmark runs at 1024 Hz (§3.6.3 item 4)
 LOOP_RATE_HZ = 1024.0
@@ -222,16 +227,16 @@ def run_summary(cfg: StudyConfig, logs: dict, ref_interface_tk, ref_upper) -> di
     }
 
 
-def run_chunk(cfg: StudyConfig, first: int, count: int, keep_histories: int = 0, references=None):
+def iter_batches(cfg: StudyConfig, first: int, count: int, keep_histories: int = 0, references=None):
     """Runs ``first … first+count-1`` of the study (0: nominal), one by one
-    (``cfg.batch == 0``) or in vmap-ed batches of ``cfg.batch``. Returns (their
-    :func:`run_summary` list, the histories of those with index < ``keep_histories``).
-    A pure function of its arguments: what a cluster worker runs (:mod:`.distributed`)."""
+    (``cfg.batch == 0``) or in vmap-ed batches of ``cfg.batch``; yields, as each batch
+    returns, (its run indices, their :func:`run_summary` list, the histories of those
+    with index < ``keep_histories``). The histories kept are copies: they do not hold
+    the batch's arrays, which are dropped before the next batch runs."""
     plants = study_plants(cfg)
     if not (0 <= first and count >= 1 and first + count <= len(plants)):
         raise ParameterError(f"run_chunk: runs {first}…{first + count - 1} outside the study's 0…{len(plants) - 1}")
     ag, ref_interface_tk, ref_upper = _references(cfg) if references is None else references
-    summaries, histories = [], []
     step = cfg.batch if cfg.batch > 0 else 1
     for start in range(first, first + count, step):
         indices = list(range(start, min(start + step, first + count)))
@@ -239,46 +244,126 @@ def run_chunk(cfg: StudyConfig, first: int, count: int, keep_histories: int = 0,
             batch_logs = run_batch(cfg, [plants[i] for i in indices], ag, [cfg.seed + i for i in indices], cfg.batch)
         else:
             batch_logs = [run_once(cfg, plants[i], ag, cfg.seed + i) for i in indices]
-        for i, logs in zip(indices, batch_logs):
-            summaries.append(run_summary(cfg, logs, ref_interface_tk, ref_upper))
-            if i < keep_histories:
-                histories.append(logs)
+        summaries = [run_summary(cfg, logs, ref_interface_tk, ref_upper) for logs in batch_logs]
+        histories = [{k: np.array(v, copy=True) for k, v in logs.items()}
+                     for i, logs in zip(indices, batch_logs) if i < keep_histories]
+        del batch_logs
+        yield indices, summaries, histories
+
+
+def run_chunk(cfg: StudyConfig, first: int, count: int, keep_histories: int = 0, references=None):
+    """Runs ``first … first+count-1`` of the study (:func:`iter_batches`). Returns (their
+    :func:`run_summary` list, the histories of those with index < ``keep_histories``).
+    A pure function of its arguments: what a cluster worker runs (:mod:`.distributed`)."""
+    summaries, histories = [], []
+    for _, batch_summaries, batch_histories in iter_batches(cfg, first, count, keep_histories, references):
+        summaries += batch_summaries
+        histories += batch_histories
     return summaries, histories
 
 
-def run_study(cfg: StudyConfig, keep_histories: int = 2, executor=None) -> dict:
+class _StudySink:
+    """Where a study's finished runs go, in any order: the summaries by run (small: J,
+    realisability), the test record (a row per run, once each; the kept histories
+    attached before the first row), ``on_run(run, summary)`` and ``progress(done,
+    total)``."""
+
+    def __init__(self, total: int, n_keep: int, recorder=None, on_run=None, progress=None):
+        self.total, self.n_keep = total, n_keep
+        self.recorder, self.on_run, self.progress = recorder, on_run, progress
+        self.summaries: dict[int, dict] = {}
+        self.histories: list[dict] = []
+        self._pending: list[tuple[int, dict]] = []  # rows waiting for the kept histories
+
+    def add(self, indices: list[int], summaries: list[dict], histories: list[dict] = ()) -> None:
+        for logs in histories:
+            if self.recorder is not None:
+                self.recorder.attach_history(len(self.histories), logs)
+            self.histories.append(logs)
+        for run, summary in zip(indices, summaries):
+            if run in self.summaries:  # a retried task's second answer
+                continue
+            self.summaries[run] = summary
+            self._pending.append((run, summary))
+        if len(self.histories) >= self.n_keep:
+            for run, summary in self._pending:
+                if self.recorder is not None:
+                    self.recorder.add_run(run, summary)
+                if self.on_run is not None:
+                    self.on_run(run, summary)
+            self._pending.clear()
+        if self.progress is not None:
+            self.progress(len(self.summaries), self.total)
+
+    def ordered(self) -> list[dict]:
+        missing = sorted(set(range(self.total)) - set(self.summaries))
+        if missing:
+            raise RuntimeError(f"the study ended without runs {missing}")
+        return [self.summaries[i] for i in range(self.total)]
+
+
+def run_study(cfg: StudyConfig, keep_histories: int = 2, executor=None, test_record=None, progress=None,
+              on_run=None) -> dict:
     """Nominal + ``cfg.uncertain`` random plants. Returns the study's result (JSON keys
-    of ``rths-ident run marths`` and ``_arrays`` for the plots). ``executor`` (e.g.
-    :class:`~rths_ident.benchmarks.marths.distributed.DaskExecutor`) runs the chunks
-    elsewhere: ``executor.map_chunks(cfg, chunks) -> [summaries per chunk]``; with
-    ``cfg.dask`` set and no executor, one is opened for the study and closed after it."""
+    of ``rths-ident run marths`` and ``_arrays`` for the plots: the first
+    ``keep_histories`` runs' histories, no other).
+
+    ``executor`` (e.g. :class:`~rths_ident.benchmarks.marths.distributed.DaskExecutor`)
+    runs the chunks elsewhere: ``executor.iter_chunks(cfg, chunks)`` yields
+    ``(first run, summaries)`` per chunk as each completes, in any order; the kept runs
+    run here first. With ``cfg.dask`` set and no executor, one is opened for the study
+    and closed after it.
+
+    ``test_record``: a path: the study's record (:mod:`.study_record`), a row per run as
+    it finishes; stopped by an exception, the record keeps the finished runs and the
+    error. ``progress(done, total)`` is called after each batch or chunk (e.g.
+    :class:`~.progress.StudyProgress`); ``on_run(run, summary)`` after each run's row."""
     if executor is None and cfg.dask is not None and cfg.uncertain + 1 > keep_histories:
         from rths_ident.benchmarks.marths.distributed import DaskExecutor  # noqa: PLC0415
 
         with DaskExecutor(cfg.dask) as cluster:
-            return run_study(cfg, keep_histories, cluster)
+            return run_study(cfg, keep_histories, cluster, test_record, progress, on_run)
     start = _time.perf_counter()
     model = marths_model()
     dt = 1.0 / LOOP_RATE_HZ
     references = _references(cfg)
     ag, ref_interface_tk, ref_upper = references
+    t = np.arange(1, ag.size + 1) * dt
     plants = study_plants(cfg)
     n_keep = min(keep_histories, len(plants))
-    summaries, histories = run_chunk(cfg, 0, n_keep, n_keep, references) if n_keep else ([], [])
-    rest = len(plants) - n_keep
-    if rest:
+    recorder = None
+    if test_record is not None:
+        from rths_ident.benchmarks.marths.study_record import StudyRecorder  # noqa: PLC0415
+
+        recorder = StudyRecorder(test_record, cfg, plants, (t, ref_interface_tk, ref_upper))
+    with recorder if recorder is not None else contextlib.nullcontext():
+        sink = _StudySink(len(plants), n_keep, recorder, on_run, progress)
         if executor is None:
-            summaries += run_chunk(cfg, n_keep, rest, 0, references)[0]
+            for indices, summaries, histories in iter_batches(cfg, 0, len(plants), n_keep, references):
+                sink.add(indices, summaries, histories)
         else:
+            if n_keep:
+                for indices, summaries, histories in iter_batches(cfg, 0, n_keep, n_keep, references):
+                    sink.add(indices, summaries, histories)
             size = max(cfg.batch, 1)
             chunks = [(s, min(size, len(plants) - s)) for s in range(n_keep, len(plants), size)]
-            for chunk_summaries in executor.map_chunks(cfg, chunks):
-                summaries += chunk_summaries
+            for first, chunk_summaries in executor.iter_chunks(cfg, chunks):
+                sink.add(list(range(first, first + len(chunk_summaries))), chunk_summaries)
+        result = _study_result(cfg, model, plants, sink.ordered(), t)
+        result["wall_s"] = _time.perf_counter() - start
+        if recorder is not None:
+            recorder.finish({k: v for k, v in result.items() if not k.startswith("_")})
+    result["_arrays"] = {"time": t, "reference_interface": ref_interface_tk, "reference_upper": ref_upper,
+                         "histories": sink.histories}
+    return result
+
+
+def _study_result(cfg: StudyConfig, model, plants: list, summaries: list[dict], t) -> dict:
+    """The study's JSON keys from its per-run summaries (sorted by run)."""
     runs = [s["J"] for s in summaries]
     j2_estimated = [s["J2_estimated"] for s in summaries]
     reports = [s["realisability"] for s in summaries]
     nominal, uncertain = runs[0], runs[1:]
-    t = np.arange(1, ag.size + 1) * dt
     return {
         "scenario": "marths",
         "record": RECORDS[cfg.record],
@@ -304,7 +389,4 @@ def run_study(cfg: StudyConfig, keep_histories: int = 2, executor=None) -> dict:
         "realisable": all(r["commands_within_saturation"] for r in reports),
         "limits_respected": all(r["realisable"] for r in reports),
         "realisability": reports,
-        "wall_s": _time.perf_counter() - start,
-        "_arrays": {"time": t, "reference_interface": ref_interface_tk, "reference_upper": ref_upper,
-                    "histories": histories},
     }

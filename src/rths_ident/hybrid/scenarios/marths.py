@@ -45,11 +45,17 @@ def config_from_options(common: dict, options: dict) -> StudyConfig:
     return StudyConfig(**values)
 
 
-def run_scenario(cfg: StudyConfig, engine: str = "fused", compare: bool = True, progress=None) -> dict:
-    """The study (nominal + uncertain plants); ``compare`` and ``progress`` do not apply."""
+def run_scenario(cfg: StudyConfig, engine: str = "fused", compare: bool = True, progress=None, test_record=None,
+                 show_progress: bool = False) -> dict:
+    """The study (nominal + uncertain plants), its record at ``test_record`` (a row per
+    run as it finishes: :mod:`rths_ident.benchmarks.marths.study_record`);
+    ``show_progress``: a line per finished batch on stderr (runs done, elapsed, ETA).
+    ``compare`` and ``progress`` (per slow step) do not apply."""
     if engine != "fused":
         raise ParameterError("marths runs on the fused engine only (its substructure is native)")
-    result = run_study(cfg)
+    from rths_ident.benchmarks.marths.progress import StudyProgress  # noqa: PLC0415
+
+    result = run_study(cfg, test_record=test_record, progress=StudyProgress() if show_progress else None)
     result["engine"] = engine
     return result
 
