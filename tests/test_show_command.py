@@ -155,3 +155,18 @@ def test_show_of_a_marths_study_record_stopped_halfway(tmp_path, capsys):
     assert "histories run_0, run_1" in out
     pngs = sorted(p.name for p in (tmp_path / "plots").glob("*.png"))
     assert pngs == ["marths_indices.png", "marths_interface.png", "marths_tracking.png"]
+
+
+def test_show_of_a_marths_study_record_without_a_finished_run(tmp_path, capsys):
+    """Killed before its first run: the header (configuration, plants, reference) only."""
+    from rths_ident.benchmarks.marths.study import StudyConfig, study_plants  # noqa: PLC0415
+    from rths_ident.benchmarks.marths.study_record import StudyRecorder  # noqa: PLC0415
+
+    cfg = StudyConfig(uncertain=2)
+    t = np.arange(1, 4) / 1024.0
+    StudyRecorder(tmp_path / "empty.h5", cfg, study_plants(cfg), (t, np.zeros((3, 2)), np.zeros((3, 4)))).close()
+    assert main(["show", str(tmp_path / "empty.h5"), "--plots", str(tmp_path / "plots")]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "runs 0 of 3 finished (nominal not done, 0 of 2 random plants); missing runs 0…2" in out
+    assert "J2 nominal —" in out and "histories none reference yes" in out
+    assert list((tmp_path / "plots").glob("*.png")) == []
