@@ -12,6 +12,10 @@ JSON keys: ``modal_frequencies_hz``, ``J_nominal``, ``J_uncertain_mean`` (``J1``
 a list per component), ``J_reported`` (the convention's average), ``J_runs``, ``plants``
 (the draws used), ``realisable`` (the package's test: commands within ±3.8 V in every run),
 ``limits_respected`` and ``realisability`` (force, velocity and stroke too).
+
+The test record is the study's (:mod:`rths_ident.benchmarks.marths.study_record`): a row
+per run as it finishes, so a study stopped halfway keeps its finished runs
+(``rths-ident show`` summarises them).
 """
 
 from __future__ import annotations
