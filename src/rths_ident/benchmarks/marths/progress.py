@@ -7,7 +7,9 @@ Called after every finished batch (one machine) or chunk (Dask cluster) by
 
 The first batch carries the compilation of the loop, so the ETA is measured from the
 first batch on: (runs left) × (seconds since the first batch) / (runs done since). After
-the first batch alone it is (runs left) × elapsed / (runs done), an overestimate.
+the first batch alone it is (runs left) × elapsed / (runs done), an overestimate. On a Dask
+cluster the kept runs run here first and the cluster's first chunks carry its start-up
+and the workers' compilation: the ETA is high until those are done.
 """
 
 from __future__ import annotations
