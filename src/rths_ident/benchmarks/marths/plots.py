@@ -138,12 +138,15 @@ def indices_figure(runs: list[dict], run_numbers: list[int], title: str) -> Figu
         if uncertain:
             for c in range(2):
                 ax.axhline(values[uncertain, c].mean(), color=("tab:blue", "tab:orange")[c], ls="--", lw=0.8)
+        top = np.nanmax(values) if np.isfinite(values).any() else 0.0
+        if top > 0:
+            ax.set_ylim(0.0, 1.3 * top)  # headroom: the legend above the bars
         ax.set_xticks(shown)
         ax.set_xticklabels(["nom." if run_numbers[i] == 0 else str(run_numbers[i]) for i in shown])
         ax.set_xlabel("plant")
         ax.set_ylabel(f"{name} [%]")
         ax.set_title(name)
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=8, ncol=2, loc="upper center")
         ax.grid(alpha=0.3, axis="y")
     fig.suptitle(f"indices over the plants — {title}\n(nom. = nominal plant; dashed: mean over the uncertain plants)")
     return fig
