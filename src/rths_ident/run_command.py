@@ -111,7 +111,8 @@ COMMON = ("record", "record_dt", "record_units", "duration", "compensation", "tr
           "transfer_system", "updating")
 #: every scenario-specific option the parser knows (each scenario lists those it takes)
 SCENARIO_OPTIONS = ("floor_mass", "initial_error", "parameter_error", "case", "ns", "ns_address", "ns_model",
-                    "integrator", "damping", "column_model", "controller", "scale", "uncertain", "convention", "batch", "dask", "site",
+                    "integrator", "damping", "column_model", "controller", "scale", "uncertain", "convention", "batch",
+                    "threads", "dask", "site",
                     "kinematics", "envelope", "rig_mode", "topology", "specimen_inertia")
 
 
@@ -330,6 +331,9 @@ def add_run_command(subparsers: argparse._SubParsersAction) -> None:
                         help="marths: number of random plants besides the nominal one (default 20)")
     parser.add_argument("--batch", type=int, default=None,
                         help="marths: runs per vmap-ed compiled call (default 0: one by one; same numbers)")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="marths: batches computed side by side on this machine (default 0: one per CPU core; "
+                        "same numbers)")
     parser.add_argument("--dask", default=None, metavar="local|tcp://HOST:PORT",
                         help="marths: run the study's batches on a Dask cluster: 'local' starts 2 worker processes "
                         "on 127.0.0.1, an address connects to a running scheduler (same numbers)")

@@ -235,3 +235,22 @@ def test_solve_small_equals_lapack_on_spd_systems(k):
 def test_solve_small_singular_system_gives_non_finite():
     M = np.array([[[1.0, 1.0], [1.0, 1.0]]])  # two identical active rows
     assert not np.all(np.isfinite(np.asarray(qp.solve_small(M, np.array([[1.0, 2.0]])))))
+
+
+def test_single_constraint_stage_accepts_only_kkt_points():
+    """The first stage (one constraint held) answers an edge case and hands a corner
+    case to the full enumeration; both, batched or not, equal quadprog."""
+    lower, upper, P = np.zeros(3), np.ones(3), np.diag([1.0, 4.0, 0.25])
+    edge = np.array([0.5, 0.5, 1.5])  # only θ3 ≤ 1 active
+    corner = np.array([2.0, 2.0, 0.5])  # θ1 ≤ 1 and θ2 ≤ 1 active
+    G = np.vstack([np.eye(3), -np.eye(3)])
+    h = np.concatenate([upper, -lower])
+    _, found_edge = qp._one_constraint_projection(edge, P, G, h, lower, upper)
+    _, found_corner = qp._one_constraint_projection(corner, P, G, h, lower, upper)
+    assert bool(found_edge) and not bool(found_corner)
+    points = np.stack([edge, corner, np.array([0.2, 0.3, 0.4])])
+    batched = np.asarray(jax.vmap(lambda t: project(t, P, lower, upper))(points))
+    for theta_hat, got in zip(points, batched):
+        reference = _quadprog(theta_hat, P, lower, upper, np.zeros((0, 3)), np.zeros(0))
+        np.testing.assert_allclose(got, reference, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(np.asarray(project(theta_hat, P, lower, upper)), reference, rtol=0, atol=1e-12)

@@ -132,12 +132,23 @@ def _make_projection(n_general: int):
     for every member (the enumeration every step); the batching rule below instead
     enumerates, for the whole batch, only when some member is infeasible (one unbatched
     ``lax.cond`` on "any infeasible") and keeps θ̂ for the feasible members (a masked
-    update) — the same numbers, member by member."""
+    update) — the same numbers, member by member.
+
+    An infeasible θ̂ is first projected on each single constraint (2n + p candidates,
+    :func:`_one_constraint_projection`); only when none of them is a KKT point are all
+    the active sets enumerated (:func:`_enumerate_active_sets`). In a batch both stages
+    are decided for the whole batch, so a rare corner case does not make every member
+    enumerate every step."""
 
     def single(theta_hat, P, G, h, lower, upper):
         feasible = jnp.all(sl.matvec(G, theta_hat) <= h)
-        return jax.lax.cond(feasible, lambda: theta_hat,
-                            lambda: _enumerate_active_sets(theta_hat, P, G, h, lower, upper, n_general))
+
+        def two_stages():
+            theta_one, found = _one_constraint_projection(theta_hat, P, G, h, lower, upper)
+            return jax.lax.cond(found, lambda: theta_one,
+                                lambda: _enumerate_active_sets(theta_hat, P, G, h, lower, upper, n_general))
+
+        return jax.lax.cond(feasible, lambda: theta_hat, two_stages)
 
     batched_projection = jax.custom_batching.custom_vmap(single)
 
@@ -149,11 +160,18 @@ def _make_projection(n_general: int):
                 for x, batched in zip((theta_hat, P, G, h, lower, upper), in_batched)]
         feasible = jax.vmap(lambda t, g, hh: jnp.all(sl.matvec(g, t) <= hh))(args[0], args[2], args[3])
 
-        def enumerate_masked():
-            projected = jax.vmap(lambda *a: _enumerate_active_sets(*a, n_general))(*args)
-            return jnp.where(feasible[:, None], args[0], projected)
+        def two_stages():
+            theta_one, found = jax.vmap(_one_constraint_projection)(*args)
+            done = feasible | found
 
-        return jax.lax.cond(jnp.all(feasible), lambda: args[0], enumerate_masked), True
+            def enumerate_masked():
+                projected = jax.vmap(lambda *a: _enumerate_active_sets(*a, n_general))(*args)
+                return jnp.where(done[:, None], jnp.where(feasible[:, None], args[0], theta_one), projected)
+
+            return jax.lax.cond(jnp.all(done), lambda: jnp.where(feasible[:, None], args[0], theta_one),
+                                enumerate_masked)
+
+        return jax.lax.cond(jnp.all(feasible), lambda: args[0], two_stages), True
 
     # derivatives (forward and reverse) are those of the plain ``lax.cond`` form; the
     # batching rule above only changes how the values are computed
@@ -203,36 +221,66 @@ def solve_small(M, r) -> jax.Array:
     return jnp.stack(x, axis=-1)
 
 
+#: a candidate whose KKT violation is below this fraction of the problem's scale is
+#: accepted by the single-constraint stage (the true KKT point scores ~1e-15 of it)
+KKT_TOLERANCE = 1e-10
+
+
+def _row_norms(P, G):
+    """‖G_j‖ in the metric P (so G_j θ − h_j over it is a P⁻¹-distance to the hyperplane);
+    products as multiply-sum, not dot (small_linalg)."""
+    return jnp.sqrt(sl.vdot(sl.matmul(G, P), G))
+
+
+def _candidates(theta_hat, P, G, h, row_norm, idx):
+    """The minimisers with the constraints ``idx`` (C, k) held as equalities, and their
+    KKT violations (module doc; ∞ for a singular or non-finite candidate)."""
+    k = idx.shape[1]
+    if k == 0:
+        cand = theta_hat[None, :]
+        dual_violation = jnp.zeros((1,))
+    else:
+        G_S = G[idx]  # (C, k, n)
+        h_S = h[idx]  # (C, k)
+        residual = sl.matvec(G_S, theta_hat) - h_S  # (C, k)
+        PGt = sl.matmul(P, jnp.swapaxes(G_S, -1, -2))  # (C, n, k)
+        M = sl.matmul(G_S, PGt)  # (C, k, k)
+        mu = solve_small(M, residual)  # (C, k) multipliers
+        cand = theta_hat - sl.matvec(PGt, mu)
+        # a negative multiplier μ_i would let the objective drop by releasing
+        # constraint i; |μ_i|·‖G_i‖_P is that move as a P⁻¹-distance
+        dual_violation = jnp.max(jnp.maximum(-mu, 0.0) * row_norm[idx], axis=1)
+    gap = sl.matvec(G, cand) - h  # (C, m); rows with infinite h give -inf
+    primal_violation = jnp.max(jnp.where(gap > 0.0, gap / row_norm, 0.0), axis=1)
+    score = jnp.maximum(primal_violation, dual_violation)
+    finite = jnp.all(jnp.isfinite(cand), axis=1) & jnp.isfinite(score)
+    return cand, jnp.where(finite, score, jnp.inf)
+
+
+def _one_constraint_projection(theta_hat, P, G, h, lower, upper):
+    """The best projection of θ̂ onto one constraint held as an equality, and whether it
+    is a KKT point to :data:`KKT_TOLERANCE` of the problem's scale (max over the rows of
+    (|G_j|·|θ̂| + |h_j|)/‖G_j‖_P, the size of a P⁻¹-distance's round-off)."""
+    row_norm = _row_norms(P, G)
+    m = G.shape[0]
+    cand, score = _candidates(theta_hat, P, G, h, row_norm, np.arange(m, dtype=np.int32)[:, None])
+    finite_h = jnp.isfinite(h)
+    scale = jnp.where(finite_h, (sl.matvec(jnp.abs(G), jnp.abs(theta_hat)) + jnp.where(finite_h, jnp.abs(h), 0.0))
+                      / row_norm, 0.0)
+    best = jnp.argmin(score)
+    found = score[best] <= KKT_TOLERANCE * (1.0 + jnp.max(scale))
+    return jnp.clip(cand[best], lower, upper), found
+
+
 def _enumerate_active_sets(theta_hat, P, G, h, lower, upper, n_general):
     """The exact projection for an infeasible θ̂ (see the module docstring)."""
     n = theta_hat.shape[0]
-    # ‖G_j‖ in the metric P (so G_j θ − h_j over it is a P⁻¹-distance to the hyperplane)
-    # (products as multiply-sum, not dot, and closed-form solves: small_linalg, solve_small)
-    row_norm = jnp.sqrt(sl.vdot(sl.matmul(G, P), G))
-
+    row_norm = _row_norms(P, G)
     thetas, scores = [], []
     for idx in _candidate_sets(n, n_general):
-        k = idx.shape[1]
-        if k == 0:
-            cand = theta_hat[None, :]
-            dual_violation = jnp.zeros((1,))
-        else:
-            G_S = G[idx]  # (C, k, n)
-            h_S = h[idx]  # (C, k)
-            residual = sl.matvec(G_S, theta_hat) - h_S  # (C, k)
-            PGt = sl.matmul(P, jnp.swapaxes(G_S, -1, -2))  # (C, n, k)
-            M = sl.matmul(G_S, PGt)  # (C, k, k)
-            mu = solve_small(M, residual)  # (C, k) multipliers
-            cand = theta_hat - sl.matvec(PGt, mu)
-            # a negative multiplier μ_i would let the objective drop by releasing
-            # constraint i; |μ_i|·‖G_i‖_P is that move as a P⁻¹-distance
-            dual_violation = jnp.max(jnp.maximum(-mu, 0.0) * row_norm[idx], axis=1)
-        gap = sl.matvec(G, cand) - h  # (C, m); rows with infinite h give -inf
-        primal_violation = jnp.max(jnp.where(gap > 0.0, gap / row_norm, 0.0), axis=1)
-        score = jnp.maximum(primal_violation, dual_violation)
-        finite = jnp.all(jnp.isfinite(cand), axis=1) & jnp.isfinite(score)
+        cand, score = _candidates(theta_hat, P, G, h, row_norm, idx)
         thetas.append(cand)
-        scores.append(jnp.where(finite, score, jnp.inf))
+        scores.append(score)
     thetas = jnp.concatenate(thetas)
     best = jnp.argmin(jnp.concatenate(scores))  # the KKT point (violation ~ round-off)
     return jnp.clip(thetas[best], lower, upper)

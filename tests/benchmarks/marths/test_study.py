@@ -62,8 +62,21 @@ def test_vmapped_batches_give_the_one_by_one_numbers():
                                one_by_one["_arrays"]["histories"][0]["eta_measured"], rtol=0, atol=1e-12)
 
 
+def test_batches_on_two_threads_give_the_one_thread_numbers_in_run_order():
+    """5 runs in batches of 1 on 2 threads (the first alone, then two in flight): the
+    same J per run as on one thread, the kept histories those of runs 0 and 1."""
+    base = dict(controller="lqg", uncertain=4, duration=6.0, batch=1)
+    one_thread = run_study(StudyConfig(**base, threads=1))
+    two_threads = run_study(StudyConfig(**base, threads=2))
+    _assert_same_study(one_thread, two_threads)
+    for a, b in zip(one_thread["_arrays"]["histories"], two_threads["_arrays"]["histories"]):
+        np.testing.assert_array_equal(a["eta_measured"], b["eta_measured"])
+
+
 def test_bad_batch_is_refused():
     with pytest.raises(ParameterError, match="batch"):
         StudyConfig(batch=-1)
     with pytest.raises(ParameterError, match="batch"):
         StudyConfig(batch=2.5)
+    with pytest.raises(ParameterError, match="threads"):
+        StudyConfig(threads=-2)

@@ -21,7 +21,11 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
+import os
 import time as _time
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 
 import jax
 import jax.numpy as jnp
@@ -60,8 +64,10 @@ class StudyConfig:
     seed: the plant draws' seed (sensor noise: seed + run); duration [s] (None: all);
     convention: paper | official (J conventions, :mod:`.metrics`); saturation_v [V];
     noise: sensor noise and quantization on/off; batch: runs per vmap-ed compiled call
-    (0: one by one); dask: run the chunks on a Dask cluster, ``"local"`` or
-    ``tcp://HOST:PORT`` (:mod:`.distributed`). The numbers depend on neither."""
+    (0: one by one); threads: batches (or single runs) computed side by side on this
+    machine (0: one per CPU core; XLA runs each compiled call on its caller's thread);
+    dask: run the chunks on a Dask cluster, ``"local"`` or ``tcp://HOST:PORT``
+    (:mod:`.distributed`). The numbers depend on none of them."""
 
     record: str = "elcentro"
     scale: float = 0.4
@@ -74,6 +80,7 @@ class StudyConfig:
     noise: bool = True
     weights: LQGWeights = LQGWeights()
     batch: int = 0
+    threads: int = 0
     dask: str | None = None
 
 
@@ -90,6 +97,8 @@ class StudyConfig:
             raise ParameterError(f"duration must be > 0 s; got {self.duration!r}")
         if int(self.batch) != self.batch or self.batch < 0:
             raise ParameterError(f"batch must be a whole number of runs per compiled call >= 0; got {self.batch!r}")
+        if int(self.threads) != self.threads or self.threads < 0:
+            raise ParameterError(f"threads must be a whole number >= 0 (0: one per CPU core); got {self.threads!r}")
         if self.dask is not None:
             from rths_ident.benchmarks.marths.distributed import check_address  # noqa: PLC0415
 
@@ -227,19 +236,28 @@ def run_summary(cfg: StudyConfig, logs: dict, ref_interface_tk, ref_upper) -> di
     }
 
 
+def study_threads(cfg: StudyConfig) -> int:
+    """How many batches run side by side: ``cfg.threads``, or one per CPU core."""
+    return cfg.threads if cfg.threads > 0 else max(1, os.cpu_count() or 1)
+
+
 def iter_batches(cfg: StudyConfig, first: int, count: int, keep_histories: int = 0, references=None):
     """Runs ``first … first+count-1`` of the study (0: nominal), one by one
-    (``cfg.batch == 0``) or in vmap-ed batches of ``cfg.batch``; yields, as each batch
-    returns, (its run indices, their :func:`run_summary` list, the histories of those
-    with index < ``keep_histories``). The histories kept are copies: they do not hold
-    the batch's arrays, which are dropped before the next batch runs."""
+    (``cfg.batch == 0``) or in vmap-ed batches of ``cfg.batch``; yields, in run order
+    as the batches return, (their run indices, their :func:`run_summary` list, the
+    histories of those with index < ``keep_histories``). The histories kept are copies:
+    they do not hold the batch's arrays, which are dropped once summarised.
+
+    :func:`study_threads` batches are computed side by side (a thread each: a compiled
+    call runs on its caller's thread and releases the GIL), at most that many in flight
+    so memory stays bounded; the first batch runs alone (it compiles the program)."""
     plants = study_plants(cfg)
     if not (0 <= first and count >= 1 and first + count <= len(plants)):
         raise ParameterError(f"run_chunk: runs {first}…{first + count - 1} outside the study's 0…{len(plants) - 1}")
     ag, ref_interface_tk, ref_upper = _references(cfg) if references is None else references
     step = cfg.batch if cfg.batch > 0 else 1
-    for start in range(first, first + count, step):
-        indices = list(range(start, min(start + step, first + count)))
+
+    def work(indices):
         if cfg.batch > 0:
             batch_logs = run_batch(cfg, [plants[i] for i in indices], ag, [cfg.seed + i for i in indices], cfg.batch)
         else:
@@ -247,8 +265,23 @@ def iter_batches(cfg: StudyConfig, first: int, count: int, keep_histories: int =
         summaries = [run_summary(cfg, logs, ref_interface_tk, ref_upper) for logs in batch_logs]
         histories = [{k: np.array(v, copy=True) for k, v in logs.items()}
                      for i, logs in zip(indices, batch_logs) if i < keep_histories]
-        del batch_logs
-        yield indices, summaries, histories
+        return indices, summaries, histories
+
+    batches = [list(range(start, min(start + step, first + count))) for start in range(first, first + count, step)]
+    yield work(batches[0])
+    rest = iter(batches[1:])
+    with ThreadPoolExecutor(max_workers=study_threads(cfg)) as pool:
+        in_flight = deque(pool.submit(work, b) for b in itertools.islice(rest, study_threads(cfg)))
+        try:
+            while in_flight:
+                done = in_flight.popleft().result()
+                following = next(rest, None)
+                if following is not None:
+                    in_flight.append(pool.submit(work, following))
+                yield done
+        finally:  # stopped early (an exception, a closed generator): drop what is queued
+            for future in in_flight:
+                future.cancel()
 
 
 def run_chunk(cfg: StudyConfig, first: int, count: int, keep_histories: int = 0, references=None):

@@ -27,7 +27,7 @@ from rths_ident.benchmarks.marths.study import RECORDS, StudyConfig, run_study
 
 SCENARIO = "marths"
 DESCRIPTION = "the multi-axial RTHS benchmark (seed 004): 2×2 actuator plant, coupler, LQG or dAMB, J1–J10"
-OPTIONS = ("controller", "scale", "uncertain", "convention", "batch", "dask")
+OPTIONS = ("controller", "scale", "uncertain", "convention", "batch", "threads", "dask")
 #: common settings of other scenarios that do not apply here
 NOT_APPLICABLE = ("compensation", "transition", "fast_rate", "slow_rate", "identifier_rate", "transfer_system",
                   "updating", "ddmrt_adaptive", "record_dt", "record_units")
