@@ -11,7 +11,8 @@ from pathlib import Path
 
 
 def machine() -> dict:
-    """What the figures were measured on: CPU model, cores, Python, JAX, jaxlib, OpenSeesPy."""
+    """What the figures were measured on: CPU model, cores, Python, JAX, jaxlib, OpenSeesPy,
+    and whether XLA emits small loops as single kernels (:mod:`rths_ident.small_loop_kernels`)."""
     import os  # noqa: PLC0415
     import platform  # noqa: PLC0415
     from importlib import metadata  # noqa: PLC0415
@@ -29,8 +30,11 @@ def machine() -> dict:
         except metadata.PackageNotFoundError:
             return "not installed"
 
+    from rths_ident import small_loop_kernels  # noqa: PLC0415
+
     return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(), "jax": version("jax"),
-            "jaxlib": version("jaxlib"), "openseespy": version("openseespy")}
+            "jaxlib": version("jaxlib"), "openseespy": version("openseespy"),
+            "small_loop_kernels": small_loop_kernels.active(), "xla_flags": os.environ.get("XLA_FLAGS", "")}
 
 
 def _bench(args: argparse.Namespace) -> int:
@@ -44,7 +48,7 @@ def _bench(args: argparse.Namespace) -> int:
     results: dict = {"machine": machine()}
     m = results["machine"]
     print(f"machine: {m['cpu']}, {m['cores']} cores; Python {m['python']}, JAX {m['jax']}, jaxlib {m['jaxlib']}, "
-          f"OpenSeesPy {m['openseespy']}")
+          f"OpenSeesPy {m['openseespy']}; XLA small-loop kernels {'on' if m['small_loop_kernels'] else 'OFF'}")
     which = set(args.only or ("engines", "batch", "components", "ukf", "opensees", "calibrate"))
     if "engines" in which:
         r = hybrid_loop.engines(duration=4.0 if quick else None, repeats=2 if quick else args.repeats,
