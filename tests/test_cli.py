@@ -106,3 +106,36 @@ def test_subcommands_register_through_one_function_each():
     args = parser.parse_args(["datasets", "show", "gill"])
     assert args.func is cli._datasets_show and args.name == "gill"
     assert cli._add_datasets_command in cli.COMMANDS
+
+
+def test_a_command_line_that_names_a_command_builds_only_that_one():
+    assert cli._requested_command(["--no-compile-cache", "run", "lugre-frame"]) == "run"
+    assert cli._requested_command(["datasets", "list"]) == "datasets"
+    assert cli._requested_command(["--help"]) is None
+    assert cli._requested_command(["nonsense", "run"]) is None
+    assert [cli.command_name(add) for add in cli.COMMANDS] == [
+        "run", "show", "fit", "calibrate", "bench", "serve", "datasets"]
+    only_run = cli.build_parser("run")._subparsers._group_actions[0].choices
+    assert list(only_run) == ["run"]
+    assert cli.main(["run", "--help"]) == 0
+
+
+def test_run_lugre_frame_imports_no_plotting_or_other_commands():
+    """What `rths-ident run lugre-frame` imports before its run (a fresh interpreter):
+    no matplotlib without --plots, nothing of the other commands or optional back-ends."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from rths_ident import cli, run_command\n"
+        "args = cli.build_parser('run').parse_args(['run', 'lugre-frame'])\n"
+        "scenario, cfg = run_command._scenario_config(args)\n"
+        "scenario.build(cfg)\n"
+        "heavy = ('matplotlib', 'openseespy', 'dask', 'distributed', 'numpyro', 'arviz', 'control', 'optax',\n"
+        "         'rths_ident.calibrate_command', 'rths_ident.fit_command', 'rths_ident.calibration')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "[]"

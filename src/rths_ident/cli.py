@@ -180,8 +180,22 @@ COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
 ]
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser with every subcommand of :data:`COMMANDS`."""
+def command_name(add_command: Callable[[argparse._SubParsersAction], None]) -> str:
+    """The subcommand an entry of :data:`COMMANDS` registers (``_add_run_command`` → ``run``)."""
+    return add_command.__name__.removeprefix("_add_").removesuffix("_command")
+
+
+def _requested_command(argv: Sequence[str]) -> str | None:
+    """The subcommand ``argv`` asks for (its first word that is not an option), if it is
+    one of :data:`COMMANDS`; the top-level options take no values."""
+    first = next((word for word in argv if not word.startswith("-")), None)
+    return first if first in {command_name(add) for add in COMMANDS} else None
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser with every subcommand of :data:`COMMANDS`, or only with
+    ``command`` (what :func:`main` builds for a command line that names one, so that
+    ``rths-ident run …`` does not import the modules of ``calibrate``, ``fit``, …)."""
     parser = argparse.ArgumentParser(
         prog=PROGRAM,
         description="Parameter identification and online model updating for real-time "
@@ -193,14 +207,16 @@ def build_parser() -> argparse.ArgumentParser:
                         "on by default in ~/.cache/rths_ident/jax; also RTHS_IDENT_JAX_CACHE=off or =PATH)")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for add_command in COMMANDS:
-        add_command(subparsers)
+        if command is None or command_name(add_command) == command:
+            add_command(subparsers)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``rths-ident`` with ``argv`` (default: ``sys.argv[1:]``); return the exit
     status (0 success, 1 an error in the user's input, 2 a usage error)."""
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(_requested_command(argv))
     try:
         args = parser.parse_args(argv)
     except SystemExit as exit_request:  # --help, --version and usage errors

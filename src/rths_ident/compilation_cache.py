@@ -9,8 +9,10 @@ directory:
 * else ``$XDG_CACHE_HOME/rths_ident/jax``;
 * else ``~/.cache/rths_ident/jax``.
 
-Switch it off with ``RTHS_IDENT_JAX_CACHE=off`` (also ``0``, ``false``, ``no``) or with
-``rths-ident --no-compile-cache …``. The folder grows by a few megabytes per distinct
+The same switch keeps the lowered programs themselves
+(:mod:`rths_ident.exported_programs`, subfolder ``exported``), so a repeat run neither
+traces nor compiles its loop. Switch both off with ``RTHS_IDENT_JAX_CACHE=off`` (also
+``0``, ``false``, ``no``) or with ``rths-ident --no-compile-cache …``. The folder grows by a few megabytes per distinct
 configuration run; deleting it is always safe (the next run compiles again). Library users who want the same in a script call :func:`enable` themselves
 (importing :mod:`rths_ident` changes no cache setting).
 """
@@ -41,14 +43,18 @@ def cache_directory(environ: Mapping[str, str] | None = None) -> Path | None:
 def enable(directory: Path | str) -> Path:
     """Use ``directory`` as JAX's persistent compilation cache for this process, for
     every compiled program however short its compilation (call before the first
-    compilation; later calls after one has run have no effect on this process)."""
+    compilation; later calls after one has run have no effect on this process), and
+    keep exported programs in its subfolder (:mod:`rths_ident.exported_programs`)."""
     import jax  # noqa: PLC0415
+
+    from rths_ident import exported_programs  # noqa: PLC0415
 
     directory = Path(directory).expanduser()
     directory.mkdir(parents=True, exist_ok=True)
     jax.config.update("jax_compilation_cache_dir", str(directory))
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+    exported_programs.enable(directory)
     return directory
 
 

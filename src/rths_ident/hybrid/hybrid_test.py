@@ -29,6 +29,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from rths_ident import exported_programs
 from rths_ident._params import ParameterError
 from rths_ident.estimators.online_identifier import Estimate
 from rths_ident.hybrid.engine import (
@@ -159,11 +160,14 @@ def _cached(kind: str, test: HybridTest, make: Callable):
 
 
 def compiled_fused_runner(test: HybridTest, initial: LoopState | None = None):
-    """The fused loop compiled ahead of time for this test (cached)."""
+    """The fused loop compiled ahead of time for this test (cached in this process, and
+    between processes when the store of :mod:`rths_ident.exported_programs` is on: the
+    key is ``test.key``, the arguments' shapes and the record)."""
     def make():
         start = initial_loop_state(test) if initial is None else initial
-        return make_fused_runner(slow_step_functions(test)).lower(
-            fast_params(test.fast_side), start, jnp.asarray(test.ground_accel)).compile()
+        args = (fast_params(test.fast_side), start, jnp.asarray(test.ground_accel))
+        return exported_programs.compile_program("fused-loop", test.key, make_fused_runner(slow_step_functions(test)),
+                                                 args, digest_arrays=(test.ground_accel,))
     return _cached("fused", test, make)
 
 

@@ -9,6 +9,7 @@ identified parameters, their errors and 2 % convergence times, the updates appli
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import time as _time
 from typing import Callable, NamedTuple
@@ -134,18 +135,28 @@ def run_scenario(cfg, build: Callable[..., HybridTest], engine: str = "fused", c
     return out
 
 
+def _compile_loop(test: HybridTest, engine: str) -> None:
+    """Compile what the runs will call: the fused loop (one program for every variant)
+    or the virtual site's step."""
+    if engine == "fused":
+        compiled_fused_runner(test, initial_loop_state(test))
+    else:
+        virtual_site(test)
+
+
 def _run_variants(cfg, test: HybridTest, engine: str, compare: bool, progress, describe, record,
                   start_all: float, realtime: bool = False, clock: PhaseClock | None = None) -> dict:
     clock = PhaseClock() if clock is None else clock
-    reference_response, reference_force = test.reference()
-    clock.lap("building")
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as background:
+        # the loop compiles (XLA releases the interpreter) while the reference runs: the
+        # phase lines then read "building" up to the reference, "compiling" the rest
+        compiling = background.submit(_compile_loop, test, engine)
+        reference_response, reference_force = test.reference()
+        clock.lap("building")
+        compiling.result()
+    clock.lap("compiling")
     comparisons = [m for m in COMPARISON_VARIANTS if m != cfg.updating and m in cfg.UPDATING_MODES]
     order = [cfg.updating] + (comparisons if compare else [])
-    if engine == "fused":  # the three variants share one compiled program
-        compiled_fused_runner(test, initial_loop_state(test))
-    else:
-        virtual_site(test)  # the virtual site's step, compiled ahead of time
-    clock.lap("compiling")
     results = {}
     pacer = None
     for mode in order:

@@ -136,7 +136,8 @@ class TestRecordWriter:
         self._created = _utc_now()
         self._events: list[tuple] = []  # every event (the header phase rewrites them all)
         self._events_on_disk = 0
-        self._buffer: list[dict[str, np.ndarray]] = []
+        self._buffer: list[dict[str, np.ndarray]] = []  # blocks of steps (leading axis: step)
+        self._buffered = 0  # steps in the buffer
         self._layout: dict[str, tuple[tuple, np.dtype]] | None = None  # path -> (shape of a step, dtype)
         self._empty: dict[str, list] = {}  # zero-size per-step arrays: path -> shape (kept as an attribute)
         self._file: h5py.File | None = None  # the SWMR file (phase 2)
@@ -183,16 +184,18 @@ class TestRecordWriter:
         if self._layout is None:
             self._set_layout(arrays)
         self._check_step(arrays)
-        self._buffer.append({p: a for p, a in arrays.items() if p in self._layout})
+        self._buffer.append({p: a[np.newaxis] for p, a in arrays.items() if p in self._layout})
+        self._buffered += 1
         self._appended += 1
         self._last_time = float(arrays[layout.TIME])
-        if len(self._buffer) >= self.flush_every or _time.monotonic() - self._last_flush >= self.flush_interval_s:
+        if self._buffered >= self.flush_every or _time.monotonic() - self._last_flush >= self.flush_interval_s:
             self.flush()
 
     def extend(self, steps: Mapping) -> None:
         """Append many slow steps at once: ``steps`` is stacked along a leading axis
-        (e.g. the fused engine's logs, with ``"time"`` of shape (N,)); flushed in
-        chunks of ``flush_every`` steps."""
+        (e.g. the fused engine's logs, with ``"time"`` of shape (N,)); checked as
+        :meth:`append` checks a step, written as one block and flushed."""
+        self._check_open()
         flat = layout.flatten(steps)
         if layout.TIME not in flat:
             raise ParameterError("record steps need their test times under 'time' [s]")
@@ -202,8 +205,17 @@ class TestRecordWriter:
             if array.ndim == 0 or array.shape[0] != n:
                 raise ParameterError(f"record steps: {path!r} has shape {array.shape}; expected {n} steps "
                                      "(the length of 'time') along its first axis")
-        for k in range(n):
-            self.append(layout.unflatten({p: a[k] for p, a in arrays.items()}))
+        if n == 0:
+            return
+        first_step = {p: a[0] for p, a in arrays.items()}
+        if self._layout is None:
+            self._set_layout(first_step)
+        self._check_step(first_step)  # every step has the first one's shapes: they are stacked
+        self._buffer.append({p: a for p, a in arrays.items() if p in self._layout})
+        self._buffered += n
+        self._appended += n
+        self._last_time = float(arrays[layout.TIME][-1])
+        self.flush()
 
     def attach(self, name: str, arrays: Mapping, units: Mapping) -> None:
         """Write datasets that are not per step under ``/attached/<name>/…`` (a nested
@@ -374,12 +386,14 @@ class TestRecordWriter:
 
     def _write_pending(self, f: h5py.File) -> None:
         if self._buffer:
-            n = len(self._buffer)
+            n = self._buffered
             # time last: a reader never sees a time without the data of its step
             for path in sorted(self._layout, key=lambda p: p == layout.TIME):
-                _append_rows(self._datasets[path], self._on_disk, np.stack([step[path] for step in self._buffer]))
+                rows = [block[path] for block in self._buffer]
+                _append_rows(self._datasets[path], self._on_disk, rows[0] if len(rows) == 1 else np.concatenate(rows))
             self._on_disk += n
             self._buffer.clear()
+            self._buffered = 0
         new = self._events[self._events_on_disk:]
         if new:
             start = self._events_on_disk

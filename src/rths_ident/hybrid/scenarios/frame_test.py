@@ -24,10 +24,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable, ClassVar, NamedTuple
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
+from rths_ident import exported_programs
 from rths_ident.hybrid.hybrid_test import HybridTest, NativeNS, native_substructure
 from rths_ident.hybrid.model_updating import UpdateGuards
 from rths_ident.hybrid.results import run_scenario as run_hybrid_test
@@ -169,7 +169,8 @@ def build(cfg: FrameTestConfig, column: ColumnUnderTest) -> HybridTest:
             _, out = reference_integrator.simulate(params, ag, dt_slow, state=reference_integrator.init(params, dt_slow))
             return out.displacement, out.column_forces[0][:, cfg.tested_column]
 
-        floors, force = _reference_runner(cfg.program_key(), run)(ref_params, jnp.asarray(ground_accel))
+        ag = jnp.asarray(ground_accel)
+        floors, force = _reference_runner(cfg.program_key(), run, (ref_params, ag))(ref_params, ag)
         return np.asarray(floors), np.asarray(force)
 
     test = HybridTest(
@@ -291,7 +292,10 @@ def column_force_function(column: ColumnUnderTest, fast_rate: float) -> Callable
 _REFERENCE_RUNNERS: dict = {}
 
 
-def _reference_runner(key, run):
+def _reference_runner(key, run, args):
+    """The reference run compiled once per configuration (and kept between processes
+    with :mod:`rths_ident.exported_programs`)."""
     if key not in _REFERENCE_RUNNERS:
-        _REFERENCE_RUNNERS[key] = jax.jit(run)
+        _REFERENCE_RUNNERS[key] = exported_programs.compile_program("frame-reference", key, run, args,
+                                                                    digest_arrays=(args[1],))
     return _REFERENCE_RUNNERS[key]
