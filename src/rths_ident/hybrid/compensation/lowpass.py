@@ -22,8 +22,8 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-import scipy.signal
 
+from rths_ident import stored_arrays
 from rths_ident._params import ParameterError
 
 
@@ -54,7 +54,19 @@ def design_butterworth(order: int, cutoff_frequency: float, sample_rate: float) 
             f"filter cutoff_frequency = {cutoff_frequency!r} Hz must be in (0, {nyquist:g}) Hz, "
             f"i.e. below the Nyquist frequency of the design sample_rate {sample_rate:g} Hz"
         )
-    return scipy.signal.butter(int(order), cutoff_frequency, btype="low", fs=sample_rate, output="sos")
+    # the design is scipy's; the command line keeps it between runs, because importing
+    # scipy.signal costs about a second (rths_ident.stored_arrays)
+    import scipy  # noqa: PLC0415 (its version only: milliseconds)
+
+    return stored_arrays.stored_array(
+        "butterworth-sos", (int(order), float(cutoff_frequency), float(sample_rate)),
+        lambda: _scipy_butterworth(int(order), cutoff_frequency, sample_rate), versions=(scipy.__version__,))
+
+
+def _scipy_butterworth(order: int, cutoff_frequency: float, sample_rate: float) -> np.ndarray:
+    import scipy.signal  # noqa: PLC0415
+
+    return scipy.signal.butter(order, cutoff_frequency, btype="low", fs=sample_rate, output="sos")
 
 
 def init(sos) -> LowPassState:
