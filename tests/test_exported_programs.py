@@ -45,11 +45,27 @@ def _arguments(n: int = 20):
     return params, state, jnp.sin(0.3 * jnp.arange(n, dtype=float))
 
 
+def _restore(folder):
+    if folder is None:
+        exported_programs.disable()
+    else:
+        exported_programs.enable(folder.parent)
+
+
 @pytest.fixture
 def store(tmp_path):
+    before = exported_programs.directory()
     folder = exported_programs.enable(tmp_path)
     yield folder
+    _restore(before)  # an in-process command line may have switched it on
+
+
+@pytest.fixture
+def store_off():
+    before = exported_programs.directory()
     exported_programs.disable()
+    yield
+    _restore(before)
 
 
 def _leaves_equal(a, b) -> bool:
@@ -59,7 +75,7 @@ def _leaves_equal(a, b) -> bool:
                     for x, y in zip(la, lb)))
 
 
-def test_off_by_default_traces_and_stores_nothing(tmp_path):
+def test_off_traces_and_stores_nothing(store_off):
     assert exported_programs.directory() is None
     program = exported_programs.compile_program("loop", ("case", 1), _loop, _arguments())
     assert program.source == "traced"
@@ -129,7 +145,7 @@ def test_arguments_of_another_structure_are_refused(store):
         program({"dt": 0.01}, args[1], args[2])
 
 
-def test_the_compilation_cache_switch_turns_the_store_on_and_off(tmp_path, monkeypatch):
+def test_the_compilation_cache_switch_turns_the_store_on_and_off(tmp_path, monkeypatch, store_off):
     monkeypatch.setattr(jax.config, "update", lambda *args: None)  # JAX's own cache stays as it is
     try:
         assert compilation_cache.enable_default({"RTHS_IDENT_JAX_CACHE": "off"}) is None
@@ -138,7 +154,7 @@ def test_the_compilation_cache_switch_turns_the_store_on_and_off(tmp_path, monke
         assert exported_programs.directory() == tmp_path / exported_programs.SUBFOLDER
         assert exported_programs.directory().is_dir()
     finally:
-        exported_programs.disable()
+        exported_programs.disable()  # store_off puts back what was there
 
 
 def test_the_source_digest_follows_the_python_files_only(tmp_path):

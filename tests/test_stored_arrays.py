@@ -12,11 +12,27 @@ from rths_ident import exported_programs, stored_arrays
 from rths_ident.hybrid.compensation import lowpass
 
 
+def _restore(folder):
+    if folder is None:
+        exported_programs.disable()
+    else:
+        exported_programs.enable(folder.parent)
+
+
 @pytest.fixture
 def store(tmp_path):
+    before = exported_programs.directory()
     folder = exported_programs.enable(tmp_path)
     yield folder
+    _restore(before)  # an in-process command line may have switched it on
+
+
+@pytest.fixture
+def store_off():
+    before = exported_programs.directory()
     exported_programs.disable()
+    yield
+    _restore(before)
 
 
 def _counted(value):
@@ -29,7 +45,7 @@ def _counted(value):
     return compute, calls
 
 
-def test_off_computes_every_time(tmp_path):
+def test_off_computes_every_time(tmp_path, store_off):
     compute, calls = _counted(np.arange(3.0))
     stored_arrays.stored_array("x", 1, compute)
     stored_arrays.stored_array("x", 1, compute)

@@ -94,7 +94,9 @@ def digest_of_sources(root: Path) -> str:
 
 
 def _aval(leaf) -> tuple:
-    aval = jax.typeof(leaf)
+    """(shape, dtype, weak type) of an array, a Python number or a
+    :class:`jax.ShapeDtypeStruct` (programs may be compiled for shapes alone)."""
+    aval = leaf if isinstance(leaf, jax.ShapeDtypeStruct) else jax.typeof(leaf)
     return tuple(aval.shape), str(aval.dtype), bool(getattr(aval, "weak_type", False))
 
 
@@ -137,8 +139,8 @@ class CompiledProgram:
 
 
 def compile_program(name: str, key: Any, fn: Callable, args: Sequence, digest_arrays: Sequence = ()) -> CompiledProgram:
-    """``fn`` (a pure function of the pytrees ``args``) compiled for ``args``' shapes:
-    loaded from the store when it holds the program for this key, else traced (and,
+    """``fn`` (a pure function of the pytrees ``args``: arrays, or
+    :class:`jax.ShapeDtypeStruct` leaves) compiled for ``args``' shapes: loaded from the store when it holds the program for this key, else traced (and,
     with the store on, exported and stored). The result computes the same either way."""
     leaves, in_tree = jax.tree_util.tree_flatten(tuple(args))
     digest = None if _directory is None else program_digest(name, key, args, digest_arrays)

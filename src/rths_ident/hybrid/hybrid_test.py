@@ -162,13 +162,22 @@ def _cached(kind: str, test: HybridTest, make: Callable):
 def compiled_fused_runner(test: HybridTest, initial: LoopState | None = None):
     """The fused loop compiled ahead of time for this test (cached in this process, and
     between processes when the store of :mod:`rths_ident.exported_programs` is on: the
-    key is ``test.key``, the arguments' shapes and the record)."""
+    key is ``test.key``, the arguments' shapes and the record). Without ``initial`` it is
+    compiled for the shapes of the loop's arguments alone (:func:`loop_argument_shapes`),
+    so the arguments' values can be computed meanwhile on another thread."""
     def make():
-        start = initial_loop_state(test) if initial is None else initial
-        args = (fast_params(test.fast_side), start, jnp.asarray(test.ground_accel))
+        args = (loop_argument_shapes(test) if initial is None
+                else (fast_params(test.fast_side), initial, jnp.asarray(test.ground_accel)))
         return exported_programs.compile_program("fused-loop", test.key, make_fused_runner(slow_step_functions(test)),
                                                  args, digest_arrays=(test.ground_accel,))
     return _cached("fused", test, make)
+
+
+def loop_argument_shapes(test: HybridTest) -> tuple:
+    """Shapes and dtypes (:class:`jax.ShapeDtypeStruct`) of the fused loop's arguments
+    ``(fast params, initial state, ground acceleration)``, traced without computing them."""
+    return jax.eval_shape(lambda: (fast_params(test.fast_side), initial_loop_state(test),
+                                   jnp.asarray(test.ground_accel)))
 
 
 def virtual_site(test: HybridTest) -> VirtualSite:

@@ -14,6 +14,7 @@ import contextlib
 import time as _time
 from typing import Callable, NamedTuple
 
+import jax
 import numpy as np
 
 from rths_ident import metrics
@@ -21,6 +22,7 @@ from rths_ident._params import ParameterError
 from rths_ident.hybrid.hybrid_test import HybridTest, compiled_fused_runner, initial_loop_state, run_loop, virtual_site
 from rths_ident.hybrid.realtime import RealTimePacer
 from rths_ident.hybrid.recording import open_run_record
+from rths_ident.hybrid.virtual_site import fast_params
 
 COMPARISON_VARIANTS = ("none", "oracle")
 
@@ -117,9 +119,11 @@ def run_scenario(cfg, build: Callable[..., HybridTest], engine: str = "fused", c
     (:mod:`rths_ident.hybrid.recording`), the result's JSON keys are its metrics; a run
     that fails leaves the record with the error and ``complete = False``.
 
-    ``phases(phase, seconds)`` is called as each phase ends: building (the test and its
-    reference), compiling (the loop, once for every variant), running <variant>,
-    comparing (the metrics); the seconds of each are in the result's ``phase_s``.
+    ``phases(phase, seconds)`` is called as each phase ends: building (the test, its
+    reference and the loop's arguments), compiling (what is left of the loop's
+    compilation, once for every variant, which runs on a worker thread from the start
+    of the reference), running <variant>, comparing (the metrics); the seconds of each
+    are in the result's ``phase_s``.
     ``progress(k, step_log)`` (step-wise engine) is called after every slow step of the
     configured variant, all compilation done."""
     if realtime and engine != "stepwise":
@@ -135,11 +139,16 @@ def run_scenario(cfg, build: Callable[..., HybridTest], engine: str = "fused", c
     return out
 
 
+def _variant(cfg, mode: str) -> str:
+    """The loop variant of updating mode ``mode`` (rls, ukf → updating)."""
+    return "updating" if mode in cfg.IDENTIFYING_MODES else mode
+
+
 def _compile_loop(test: HybridTest, engine: str) -> None:
     """Compile what the runs will call: the fused loop (one program for every variant)
     or the virtual site's step."""
     if engine == "fused":
-        compiled_fused_runner(test, initial_loop_state(test))
+        compiled_fused_runner(test)  # for the arguments' shapes: their values are computed meanwhile
     else:
         virtual_site(test)
 
@@ -148,10 +157,13 @@ def _run_variants(cfg, test: HybridTest, engine: str, compare: bool, progress, d
                   start_all: float, realtime: bool = False, clock: PhaseClock | None = None) -> dict:
     clock = PhaseClock() if clock is None else clock
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as background:
-        # the loop compiles (XLA releases the interpreter) while the reference runs: the
-        # phase lines then read "building" up to the reference, "compiling" the rest
+        # the loop compiles for its arguments' shapes (XLA releases the interpreter) while
+        # the reference runs and the arguments' values are computed: the phase lines then
+        # read "building" up to both, "compiling" what is left of the compilation
         compiling = background.submit(_compile_loop, test, engine)
         reference_response, reference_force = test.reference()
+        if engine == "fused":
+            jax.block_until_ready((fast_params(test.fast_side), initial_loop_state(test, _variant(cfg, cfg.updating))))
         clock.lap("building")
         compiling.result()
     clock.lap("compiling")
@@ -160,7 +172,7 @@ def _run_variants(cfg, test: HybridTest, engine: str, compare: bool, progress, d
     results = {}
     pacer = None
     for mode in order:
-        variant = "updating" if mode in cfg.IDENTIFYING_MODES else mode
+        variant = _variant(cfg, mode)
         main_run = mode == cfg.updating
         if realtime and main_run:
             pacer = RealTimePacer(1.0 / cfg.slow_rate, startup_steps=int(round(cfg.pad_seconds * cfg.slow_rate)))
@@ -169,7 +181,7 @@ def _run_variants(cfg, test: HybridTest, engine: str, compare: bool, progress, d
         clock.lap(f"running {mode}")
         results[mode] = VariantResult(mode, None, logs, wall)
     for mode, result in results.items():
-        variant = "updating" if mode in cfg.IDENTIFYING_MODES else mode
+        variant = _variant(cfg, mode)
         results[mode] = result._replace(
             metrics=variant_metrics(test, result.logs, reference_response, reference_force, variant))
     clock.lap("comparing")
