@@ -210,3 +210,13 @@ def test_the_flagship_loop_computes_the_same_bits_traced_exported_and_loaded(tmp
             other = results[f"{source}:{key}"]
             assert other.dtype == value.dtype
             np.testing.assert_array_equal(other, value, err_msg=f"{source}: {key}")
+
+
+def test_only_keys_of_this_package_are_stored(store):
+    from rths_ident.hybrid.scenarios.lugre_frame import LugreFrameConfig
+
+    config = LugreFrameConfig(duration=0.5)
+    assert exported_programs.package_key(config) is config
+    assert exported_programs.package_key(("own-hybrid-test", 2.0)) is None  # examples/own_hybrid_test.py's
+    assert exported_programs.compile_program("loop", None, _loop, _arguments()).source == "traced"
+    assert exported_programs.compile_program("loop", config, _loop, _arguments()).source == "exported"

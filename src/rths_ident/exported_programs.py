@@ -102,10 +102,10 @@ def _aval(leaf) -> tuple:
 
 def program_digest(name: str, key: Any, args: Sequence, digest_arrays: Sequence = ()) -> str | None:
     """The file key of program ``name`` for ``key`` and ``args`` (module doc); None when
-    ``key`` has no stable text (a repr with a memory address): such a program is never
-    stored."""
+    ``key`` is None or has no stable text (a repr with a memory address): such a program
+    is never stored."""
     key_text = repr(key)
-    if " at 0x" in key_text:
+    if key is None or " at 0x" in key_text:
         return None
     import jaxlib  # noqa: PLC0415
 
@@ -120,6 +120,14 @@ def program_digest(name: str, key: Any, args: Sequence, digest_arrays: Sequence 
         digest.update(repr((array.shape, array.dtype.str)).encode())
         digest.update(array.tobytes())
     return digest.hexdigest()
+
+
+def package_key(key: Any) -> Any:
+    """``key`` if its type is defined in this package (a scenario's configuration: what
+    builds the program from it is in the sources the digest covers), else None — a
+    test assembled in a user's script (its key a tuple, its matrices in the script)
+    is then traced in every process, never read back stale."""
+    return key if type(key).__module__.split(".")[0] == "rths_ident" else None
 
 
 class CompiledProgram:
@@ -140,7 +148,9 @@ class CompiledProgram:
 
 def compile_program(name: str, key: Any, fn: Callable, args: Sequence, digest_arrays: Sequence = ()) -> CompiledProgram:
     """``fn`` (a pure function of the pytrees ``args``: arrays, or
-    :class:`jax.ShapeDtypeStruct` leaves) compiled for ``args``' shapes: loaded from the store when it holds the program for this key, else traced (and,
+    :class:`jax.ShapeDtypeStruct` leaves) compiled for ``args``' shapes. ``key`` must
+    determine everything ``fn`` bakes into the program that is not in this package's
+    sources or in ``digest_arrays`` (None: never stored; see :func:`package_key`). Loaded from the store when it holds the program for this key, else traced (and,
     with the store on, exported and stored). The result computes the same either way."""
     leaves, in_tree = jax.tree_util.tree_flatten(tuple(args))
     digest = None if _directory is None else program_digest(name, key, args, digest_arrays)

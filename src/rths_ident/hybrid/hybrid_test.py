@@ -29,7 +29,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from rths_ident import exported_programs
+from rths_ident import exported_programs, stored_arrays
 from rths_ident._params import ParameterError
 from rths_ident.estimators.online_identifier import Estimate
 from rths_ident.hybrid.engine import (
@@ -161,23 +161,35 @@ def _cached(kind: str, test: HybridTest, make: Callable):
 
 def compiled_fused_runner(test: HybridTest, initial: LoopState | None = None):
     """The fused loop compiled ahead of time for this test (cached in this process, and
-    between processes when the store of :mod:`rths_ident.exported_programs` is on: the
-    key is ``test.key``, the arguments' shapes and the record). Without ``initial`` it is
+    between processes when the store of :mod:`rths_ident.exported_programs` is on and
+    ``test.key`` is a configuration of this package: the key is ``test.key``, the
+    arguments' shapes and the record). Without ``initial`` it is
     compiled for the shapes of the loop's arguments alone (:func:`loop_argument_shapes`),
     so the arguments' values can be computed meanwhile on another thread."""
     def make():
         args = (loop_argument_shapes(test) if initial is None
                 else (fast_params(test.fast_side), initial, jnp.asarray(test.ground_accel)))
-        return exported_programs.compile_program("fused-loop", test.key, make_fused_runner(slow_step_functions(test)),
-                                                 args, digest_arrays=(test.ground_accel,))
+        return exported_programs.compile_program("fused-loop", exported_programs.package_key(test.key),
+                                                 make_fused_runner(slow_step_functions(test)), args,
+                                                 digest_arrays=(test.ground_accel,))
     return _cached("fused", test, make)
 
 
 def loop_argument_shapes(test: HybridTest) -> tuple:
     """Shapes and dtypes (:class:`jax.ShapeDtypeStruct`) of the fused loop's arguments
-    ``(fast params, initial state, ground acceleration)``, traced without computing them."""
-    return jax.eval_shape(lambda: (fast_params(test.fast_side), initial_loop_state(test),
-                                   jnp.asarray(test.ground_accel)))
+    ``(fast params, initial state, ground acceleration)``, traced without computing them
+    (or read from the store of :func:`loop_arguments`)."""
+    return jax.eval_shape(lambda: (*loop_arguments(test), jnp.asarray(test.ground_accel)))
+
+
+def loop_arguments(test: HybridTest, variant: str = "updating") -> tuple:
+    """``(fast params, initial state)`` of the fused loop for ``variant``; kept between
+    processes with the loop's program (:func:`rths_ident.stored_arrays.stored_tree`: the
+    same key, the record's bytes, the package's sources)."""
+    key = exported_programs.package_key(test.key)
+    return stored_arrays.stored_tree("loop-arguments", None if key is None else (key, variant),
+                                     lambda: (fast_params(test.fast_side), initial_loop_state(test, variant)),
+                                     digest_arrays=(test.ground_accel,))
 
 
 def virtual_site(test: HybridTest) -> VirtualSite:
@@ -213,13 +225,13 @@ def run_loop(test: HybridTest, engine: str = "fused", variant: str = "updating",
     """
     recorder = None if record is None else StepRecorder(record, test.time_slow, progress, test.ground_accel)
     if engine == "fused":
-        initial = initial_loop_state(test, variant)
+        parameters, initial = loop_arguments(test, variant)
         runner = compiled_fused_runner(test, initial)
         ag = jnp.asarray(test.ground_accel)
         if recorder is not None:
             recorder.start(engine)
         start = _time.perf_counter()
-        _, logs = runner(fast_params(test.fast_side), initial, ag)
+        _, logs = runner(parameters, initial, ag)
         jax.block_until_ready(logs)
         wall = _time.perf_counter() - start
         logs = jax.tree_util.tree_map(np.asarray, logs)

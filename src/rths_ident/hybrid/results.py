@@ -19,10 +19,9 @@ import numpy as np
 
 from rths_ident import metrics
 from rths_ident._params import ParameterError
-from rths_ident.hybrid.hybrid_test import HybridTest, compiled_fused_runner, initial_loop_state, run_loop, virtual_site
+from rths_ident.hybrid.hybrid_test import HybridTest, compiled_fused_runner, loop_arguments, run_loop, virtual_site
 from rths_ident.hybrid.realtime import RealTimePacer
 from rths_ident.hybrid.recording import open_run_record
-from rths_ident.hybrid.virtual_site import fast_params
 
 COMPARISON_VARIANTS = ("none", "oracle")
 
@@ -122,8 +121,9 @@ def run_scenario(cfg, build: Callable[..., HybridTest], engine: str = "fused", c
     ``phases(phase, seconds)`` is called as each phase ends: building (the test, its
     reference and the loop's arguments), compiling (what is left of the loop's
     compilation, once for every variant, which runs on a worker thread from the start
-    of the reference), running <variant>, comparing (the metrics); the seconds of each
-    are in the result's ``phase_s``.
+    of the reference), running <variant> (fused engine: the configured variant alone,
+    then ``running none + oracle`` side by side), comparing (the metrics); the seconds
+    of each are in the result's ``phase_s``.
     ``progress(k, step_log)`` (step-wise engine) is called after every slow step of the
     configured variant, all compilation done."""
     if realtime and engine != "stepwise":
@@ -163,7 +163,7 @@ def _run_variants(cfg, test: HybridTest, engine: str, compare: bool, progress, d
         compiling = background.submit(_compile_loop, test, engine)
         reference_response, reference_force = test.reference()
         if engine == "fused":
-            jax.block_until_ready((fast_params(test.fast_side), initial_loop_state(test, _variant(cfg, cfg.updating))))
+            jax.block_until_ready(loop_arguments(test, _variant(cfg, cfg.updating)))
         clock.lap("building")
         compiling.result()
     clock.lap("compiling")
@@ -171,7 +171,8 @@ def _run_variants(cfg, test: HybridTest, engine: str, compare: bool, progress, d
     order = [cfg.updating] + (comparisons if compare else [])
     results = {}
     pacer = None
-    for mode in order:
+    side_by_side = engine == "fused" and len(order) > 2  # the comparison runs of one compiled program
+    for mode in order[:1] if side_by_side else order:
         variant = _variant(cfg, mode)
         main_run = mode == cfg.updating
         if realtime and main_run:
@@ -180,6 +181,16 @@ def _run_variants(cfg, test: HybridTest, engine: str, compare: bool, progress, d
                               pacer=pacer if main_run else None, record=record if main_run else None)
         clock.lap(f"running {mode}")
         results[mode] = VariantResult(mode, None, logs, wall)
+    if side_by_side:
+        # the configured variant ran alone (its wall time is the real-time figure); the
+        # comparison runs share the compiled loop and run side by side, one per core
+        rest = order[1:]
+        with concurrent.futures.ThreadPoolExecutor(max_workers=len(rest)) as pool:
+            runs = {mode: pool.submit(run_loop, test, engine, variant=_variant(cfg, mode)) for mode in rest}
+            for mode, run in runs.items():
+                logs, wall = run.result()
+                results[mode] = VariantResult(mode, None, logs, wall)
+        clock.lap("running " + " + ".join(rest))
     for mode, result in results.items():
         variant = _variant(cfg, mode)
         results[mode] = result._replace(

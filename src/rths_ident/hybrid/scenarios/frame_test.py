@@ -296,6 +296,6 @@ def _reference_runner(key, run, args):
     """The reference run compiled once per configuration (and kept between processes
     with :mod:`rths_ident.exported_programs`)."""
     if key not in _REFERENCE_RUNNERS:
-        _REFERENCE_RUNNERS[key] = exported_programs.compile_program("frame-reference", key, run, args,
-                                                                    digest_arrays=(args[1],))
+        _REFERENCE_RUNNERS[key] = exported_programs.compile_program(
+            "frame-reference", exported_programs.package_key(key), run, args, digest_arrays=(args[1],))
     return _REFERENCE_RUNNERS[key]
