@@ -203,8 +203,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"{PROGRAM} {__version__}")
     parser.add_argument("--no-compile-cache", action="store_true",
-                        help="do not keep compiled programs between runs (JAX's persistent compilation cache, "
-                        "on by default in ~/.cache/rths_ident/jax; also RTHS_IDENT_JAX_CACHE=off or =PATH)")
+                        help="do not keep compiled programs between runs (JAX's persistent compilation cache and "
+                        "the exported loops and set-up values beside it, on by default in ~/.cache/rths_ident/jax; "
+                        "also RTHS_IDENT_JAX_CACHE=off or =PATH)")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for add_command in COMMANDS:
         if command is None or command_name(add_command) == command:

@@ -161,9 +161,9 @@ def _run_variants(cfg, test: HybridTest, engine: str, compare: bool, progress, d
         # the reference runs and the arguments' values are computed: the phase lines then
         # read "building" up to both, "compiling" what is left of the compilation
         compiling = background.submit(_compile_loop, test, engine)
-        reference_response, reference_force = test.reference()
-        if engine == "fused":
+        if engine == "fused":  # first: its many small programs compile before the loop's big one starts
             jax.block_until_ready(loop_arguments(test, _variant(cfg, cfg.updating)))
+        reference_response, reference_force = test.reference()
         clock.lap("building")
         compiling.result()
     clock.lap("compiling")
