@@ -83,7 +83,7 @@ def _bench(args: argparse.Namespace) -> int:
                    f"{s['local_cluster_runs_per_min']:.0f}" if "local_cluster_runs_per_min" in s else "")
         print(f"maRTHS study of {s['runs']} runs × {s['duration_s']:.0f} s, runs per minute: one by one "
               f"{s['one_by_one_runs_per_min']:.0f}, batches of {s['batch']} {s['batched_runs_per_min']:.0f}, "
-              f"batches of {max(1, s['batch'] // s['cores'])} on {s['cores']} threads "
+              f"batches of {s['threaded_batch']} on {s['cores']} threads "
               f"{s['batched_threads_runs_per_min']:.0f}{cluster}")
     if "components" in which:
         r = hybrid_loop.components(n_steps=2000 if quick else 8000, repeats=2 if quick else max(args.repeats, 5))

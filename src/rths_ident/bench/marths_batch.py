@@ -49,15 +49,18 @@ def loop(sizes=(1, 8, 32), duration: float = 5.0, repeats: int = 3, controller: 
 
 def studies(runs: int = 32, batch: int = 32, duration: float = 10.0, cluster: bool = True) -> dict:
     """Runs per minute of a whole study of ``runs`` runs (nominal + draws): one by one
-    on one thread, vmap-ed batches of ``batch`` on one thread, batches of ``batch // 2``
-    on one thread per core (``StudyConfig.threads``), and (``cluster``) batches on a
-    local Dask cluster. Each path is compiled by a first study so that compilation is
+    on one thread, vmap-ed batches of ``batch`` on one thread, batches of
+    ``batch // (2·cores)`` on one thread per core (``StudyConfig.threads``), and
+    (``cluster``) batches on a local Dask cluster. Each path is compiled by a first study so that compilation is
     excluded, except on the cluster (its workers compile on their first task)."""
     base = dict(controller="lqg", uncertain=runs - 1, duration=duration)
     cores = st.study_threads(st.StudyConfig(threads=0))
-    out = {"runs": runs, "duration_s": duration, "batch": batch, "cores": cores}
+    # smaller batches on the threads: the first batch runs alone (it compiles), the rest
+    # two at a time (study.iter_batches)
+    threaded_batch = max(1, batch // (2 * cores))
+    out = {"runs": runs, "duration_s": duration, "batch": batch, "cores": cores, "threaded_batch": threaded_batch}
     for name, extra in (("one_by_one", {"threads": 1}), ("batched", {"batch": batch, "threads": 1}),
-                        ("batched_threads", {"batch": max(1, batch // cores), "threads": 0})):
+                        ("batched_threads", {"batch": threaded_batch, "threads": 0})):
         st.run_study(st.StudyConfig(**dict(base, **extra)), keep_histories=0)  # compiles
         start = time.perf_counter()
         st.run_study(st.StudyConfig(**dict(base, **extra)), keep_histories=0)
