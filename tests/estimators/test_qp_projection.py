@@ -254,3 +254,14 @@ def test_single_constraint_stage_accepts_only_kkt_points():
         reference = _quadprog(theta_hat, P, lower, upper, np.zeros((0, 3)), np.zeros(0))
         np.testing.assert_allclose(got, reference, rtol=0, atol=1e-12)
         np.testing.assert_allclose(np.asarray(project(theta_hat, P, lower, upper)), reference, rtol=0, atol=1e-12)
+
+
+def test_an_active_bound_holds_exactly():
+    """A bound held as an equality puts its parameter exactly on the bound (the
+    least-squares fits report m = 0, not round-off)."""
+    P = np.array([[2.0, 0.7, 0.1], [0.7, 1.3, 0.2], [0.1, 0.2, 0.9]]) * 1e-3
+    lower, upper = np.array([0.0, 0.1, -1.0]), np.array([1.0, 0.7, 1.0])
+    out = np.asarray(project(np.array([-0.3137, 0.4, 0.2]), P, lower, upper))
+    assert out[0] == 0.0
+    out = np.asarray(project(np.array([0.5, 0.93, 0.2]), P, lower, upper))
+    assert out[1] == 0.7

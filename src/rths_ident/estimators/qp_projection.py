@@ -247,6 +247,12 @@ def _candidates(theta_hat, P, G, h, row_norm, idx):
         M = sl.matmul(G_S, PGt)  # (C, k, k)
         mu = solve_small(M, residual)  # (C, k) multipliers
         cand = theta_hat - sl.matvec(PGt, mu)
+        # a bound held as an equality holds exactly (not to round-off): θ_i = upper_i
+        # (row i) or lower_i (row n + i)
+        n = theta_hat.shape[0]
+        on_upper = np.any(idx[:, :, None] == np.arange(n)[None, None, :], axis=1)  # (C, n), static
+        on_lower = np.any(idx[:, :, None] == n + np.arange(n)[None, None, :], axis=1)
+        cand = jnp.where(on_upper, h[:n], jnp.where(on_lower, -h[n:2 * n], cand))
         # a negative multiplier μ_i would let the objective drop by releasing
         # constraint i; |μ_i|·‖G_i‖_P is that move as a P⁻¹-distance
         dual_violation = jnp.max(jnp.maximum(-mu, 0.0) * row_norm[idx], axis=1)
