@@ -1,6 +1,10 @@
-"""Suite-wide hooks."""
+"""Suite-wide hooks and fixtures."""
 
 import sys
+
+import pytest
+
+from rths_ident import exported_programs
 
 
 def pytest_unconfigure(config):
@@ -11,3 +15,29 @@ def pytest_unconfigure(config):
         from rths_ident.structures.opensees_adapter import silence_exit_message
 
         silence_exit_message()
+
+
+def _restore_store(folder):
+    if folder is None:
+        exported_programs.disable()
+    else:
+        exported_programs.enable(folder.parent)
+
+
+@pytest.fixture
+def store(tmp_path):
+    """The kept-programs store (exported programs, stored arrays) in a fresh folder, and
+    the store as it was afterwards (an in-process command line may have switched it on)."""
+    before = exported_programs.directory()
+    folder = exported_programs.enable(tmp_path)
+    yield folder
+    _restore_store(before)
+
+
+@pytest.fixture
+def store_off():
+    """The kept-programs store switched off, and as it was afterwards."""
+    before = exported_programs.directory()
+    exported_programs.disable()
+    yield
+    _restore_store(before)

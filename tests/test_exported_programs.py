@@ -45,28 +45,6 @@ def _arguments(n: int = 20):
     return params, state, jnp.sin(0.3 * jnp.arange(n, dtype=float))
 
 
-def _restore(folder):
-    if folder is None:
-        exported_programs.disable()
-    else:
-        exported_programs.enable(folder.parent)
-
-
-@pytest.fixture
-def store(tmp_path):
-    before = exported_programs.directory()
-    folder = exported_programs.enable(tmp_path)
-    yield folder
-    _restore(before)  # an in-process command line may have switched it on
-
-
-@pytest.fixture
-def store_off():
-    before = exported_programs.directory()
-    exported_programs.disable()
-    yield
-    _restore(before)
-
 
 def _leaves_equal(a, b) -> bool:
     la, lb = jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)

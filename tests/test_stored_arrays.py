@@ -13,31 +13,9 @@ import numpy as np
 import pytest
 import scipy.signal
 
-from rths_ident import exported_programs, stored_arrays
+from rths_ident import stored_arrays
 from rths_ident.hybrid.compensation import lowpass
 
-
-def _restore(folder):
-    if folder is None:
-        exported_programs.disable()
-    else:
-        exported_programs.enable(folder.parent)
-
-
-@pytest.fixture
-def store(tmp_path):
-    before = exported_programs.directory()
-    folder = exported_programs.enable(tmp_path)
-    yield folder
-    _restore(before)  # an in-process command line may have switched it on
-
-
-@pytest.fixture
-def store_off():
-    before = exported_programs.directory()
-    exported_programs.disable()
-    yield
-    _restore(before)
 
 
 def _counted(value):
