@@ -36,6 +36,7 @@ Functional core: :func:`project`, :func:`clip_to_box`, :func:`init`, :func:`upda
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 
@@ -232,35 +233,49 @@ def _row_norms(P, G):
     return jnp.sqrt(sl.vdot(sl.matmul(G, P), G))
 
 
-def _candidates(theta_hat, P, G, h, row_norm, idx):
-    """The minimisers with the constraints ``idx`` (C, k) held as equalities, and their
-    KKT violations (module doc; ∞ for a singular or non-finite candidate)."""
-    k = idx.shape[1]
-    if k == 0:
-        cand = theta_hat[None, :]
-        dual_violation = jnp.zeros((1,))
-    else:
-        G_S = G[idx]  # (C, k, n)
-        h_S = h[idx]  # (C, k)
-        residual = sl.matvec(G_S, theta_hat) - h_S  # (C, k)
-        PGt = sl.matmul(P, jnp.swapaxes(G_S, -1, -2))  # (C, n, k)
-        M = sl.matmul(G_S, PGt)  # (C, k, k)
-        mu = solve_small(M, residual)  # (C, k) multipliers
-        cand = theta_hat - sl.matvec(PGt, mu)
-        # a bound held as an equality holds exactly (not to round-off): θ_i = upper_i
-        # (row i) or lower_i (row n + i)
-        n = theta_hat.shape[0]
-        on_upper = np.any(idx[:, :, None] == np.arange(n)[None, None, :], axis=1)  # (C, n), static
-        on_lower = np.any(idx[:, :, None] == n + np.arange(n)[None, None, :], axis=1)
-        cand = jnp.where(on_upper, h[:n], jnp.where(on_lower, -h[n:2 * n], cand))
-        # a negative multiplier μ_i would let the objective drop by releasing
-        # constraint i; |μ_i|·‖G_i‖_P is that move as a P⁻¹-distance
-        dual_violation = jnp.max(jnp.maximum(-mu, 0.0) * row_norm[idx], axis=1)
+def _candidates(theta_hat, P, G, h, row_norm, idx, held):
+    """The minimisers with the constraints ``idx`` (C, K) held as equalities where
+    ``held`` (C, K) is True (a set of k < K constraints is padded with rows that are not
+    held: zero rows with an identity block in M, so their multipliers are exactly 0 and
+    every set goes through one K×K solve), and their KKT violations (module doc; ∞ for a
+    singular or non-finite candidate)."""
+    n, K = theta_hat.shape[0], idx.shape[1]
+    G_S = G[idx] * held[..., None]  # (C, K, n), rows not held are zero
+    h_S = jnp.where(held, h[idx], 0.0)  # (C, K)
+    residual = sl.matvec(G_S, theta_hat) - h_S  # (C, K)
+    PGt = sl.matmul(P, jnp.swapaxes(G_S, -1, -2))  # (C, n, K)
+    M = sl.matmul(G_S, PGt) + np.eye(K)[None] * (~held)[:, None, :]  # (C, K, K)
+    mu = solve_small(M, residual)  # (C, K) multipliers (0 for the rows not held)
+    cand = theta_hat - sl.matvec(PGt, mu)
+    # a bound held as an equality holds exactly (not to round-off): θ_i = upper_i (row i)
+    # or lower_i (row n + i)
+    on_upper = np.any((idx[:, :, None] == np.arange(n)[None, None, :]) & held[:, :, None], axis=1)  # (C, n)
+    on_lower = np.any((idx[:, :, None] == n + np.arange(n)[None, None, :]) & held[:, :, None], axis=1)
+    cand = jnp.where(on_upper, h[:n], jnp.where(on_lower, -h[n:2 * n], cand))
+    # a negative multiplier μ_i would let the objective drop by releasing constraint i;
+    # |μ_i|·‖G_i‖_P is that move as a P⁻¹-distance
+    dual_violation = jnp.max(jnp.where(held, jnp.maximum(-mu, 0.0) * row_norm[idx], 0.0), axis=1)
     gap = sl.matvec(G, cand) - h  # (C, m); rows with infinite h give -inf
     primal_violation = jnp.max(jnp.where(gap > 0.0, gap / row_norm, 0.0), axis=1)
     score = jnp.maximum(primal_violation, dual_violation)
     finite = jnp.all(jnp.isfinite(cand), axis=1) & jnp.isfinite(score)
     return cand, jnp.where(finite, score, jnp.inf)
+
+
+@functools.lru_cache(maxsize=None)
+def _padded_candidate_sets(n: int, p: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every candidate active set of :func:`_candidate_sets` as one padded array
+    (C, K) with K = the largest set, and which entries are held (static, trace time)."""
+    sets = _candidate_sets(n, p)
+    K = max(s.shape[1] for s in sets)
+    total = sum(s.shape[0] for s in sets)
+    idx, held = np.zeros((total, max(K, 1)), dtype=np.int32), np.zeros((total, max(K, 1)), dtype=bool)
+    row = 0
+    for s in sets:
+        idx[row:row + s.shape[0], :s.shape[1]] = s
+        held[row:row + s.shape[0], :s.shape[1]] = True
+        row += s.shape[0]
+    return idx, held
 
 
 def _one_constraint_projection(theta_hat, P, G, h, lower, upper):
@@ -269,7 +284,8 @@ def _one_constraint_projection(theta_hat, P, G, h, lower, upper):
     (|G_j|·|θ̂| + |h_j|)/‖G_j‖_P, the size of a P⁻¹-distance's round-off)."""
     row_norm = _row_norms(P, G)
     m = G.shape[0]
-    cand, score = _candidates(theta_hat, P, G, h, row_norm, np.arange(m, dtype=np.int32)[:, None])
+    cand, score = _candidates(theta_hat, P, G, h, row_norm, np.arange(m, dtype=np.int32)[:, None],
+                              np.ones((m, 1), dtype=bool))
     finite_h = jnp.isfinite(h)
     scale = jnp.where(finite_h, (sl.matvec(jnp.abs(G), jnp.abs(theta_hat)) + jnp.where(finite_h, jnp.abs(h), 0.0))
                       / row_norm, 0.0)
@@ -279,16 +295,12 @@ def _one_constraint_projection(theta_hat, P, G, h, lower, upper):
 
 
 def _enumerate_active_sets(theta_hat, P, G, h, lower, upper, n_general):
-    """The exact projection for an infeasible θ̂ (see the module docstring)."""
-    n = theta_hat.shape[0]
-    row_norm = _row_norms(P, G)
-    thetas, scores = [], []
-    for idx in _candidate_sets(n, n_general):
-        cand, score = _candidates(theta_hat, P, G, h, row_norm, idx)
-        thetas.append(cand)
-        scores.append(score)
-    thetas = jnp.concatenate(thetas)
-    best = jnp.argmin(jnp.concatenate(scores))  # the KKT point (violation ~ round-off)
+    """The exact projection for an infeasible θ̂ (see the module docstring): every
+    candidate set in one padded solve (:func:`_padded_candidate_sets`; compact code,
+    so the identifier's loop compiles fast)."""
+    idx, held = _padded_candidate_sets(theta_hat.shape[0], n_general)
+    thetas, scores = _candidates(theta_hat, P, G, h, _row_norms(P, G), idx, held)
+    best = jnp.argmin(scores)  # the KKT point (violation ~ round-off)
     return jnp.clip(thetas[best], lower, upper)
 
 
