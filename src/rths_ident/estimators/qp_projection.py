@@ -124,8 +124,10 @@ def project(theta_hat, covariance, lower, upper, A=None, b=None) -> jax.Array:
     return _make_projection(A.shape[0])(theta_hat, P, G, h, lower, upper)
 
 
+@functools.lru_cache(maxsize=None)
 def _make_projection(n_general: int):
-    """θ̃ = project(θ̂, P, G, h, lower, upper), skipping the enumeration when θ̂ is feasible.
+    """θ̃ = project(θ̂, P, G, h, lower, upper), skipping the enumeration when θ̂ is feasible
+    (built once per number of general inequalities, not per call).
 
     θ̂ already feasible is the minimiser (the empty active set); in an online estimator
     that is almost every step. Unbatched, ``lax.cond`` runs one branch. Under ``jax.vmap``
