@@ -127,13 +127,11 @@ def _encode(leaf):
 
 
 def _decode(encoded):
-    import jax.numpy as jnp  # noqa: PLC0415
+    import jax  # noqa: PLC0415
 
     kind, value = encoded
-    if kind == "array":
-        return jnp.asarray(value)
-    if kind == "weak":
-        return jnp.asarray(value)  # a Python number: weakly typed, as it was
+    if kind in ("array", "weak"):  # "weak": a Python number, so weakly typed, as it was
+        return jax.device_put(value)  # a copy to the device (jnp.asarray would compile a program per shape)
     return value
 
 

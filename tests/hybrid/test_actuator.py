@@ -452,3 +452,15 @@ def test_lugre_column_matches_solve_ivp_of_the_continuous_model(integrator):
         err = np.max(np.abs(out[key] - ref[:, i])) / np.max(np.abs(ref[:, i]))
         assert err < 1e-5, (key, err)
     assert not np.any(out["limit_exceeded"])
+
+
+def test_concrete_discretisation_equals_the_traced_one():
+    """discretise_concrete (NumPy, SciPy's expm) against discretise (JAX's expm) on the
+    flagship actuator, and on a stiffer, faster one: the same to rounding."""
+    from rths_ident.hybrid.actuator import discretise_concrete
+
+    for p, h in ((flagship_params(), DT), (flagship_params(servo_valve_time_constant=2e-3), DT / 4)):
+        traced, concrete = discretise(p, h), discretise_concrete(p, h)
+        for name, mine, ref in zip(traced._fields, concrete, traced):
+            assert np.asarray(mine).dtype == np.float64
+            assert np.max(np.abs(np.asarray(mine) - np.asarray(ref))) <= 1e-13 * np.max(np.abs(np.asarray(ref))), name

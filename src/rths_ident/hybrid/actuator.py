@@ -114,6 +114,7 @@ __all__ = [
     "actuator_run",
     "with_discretisation",
     "discretise",
+    "discretise_concrete",
     "linear_part",
     "ActuatorDiscretisation",
     "INTEGRATORS",
@@ -504,23 +505,50 @@ def discretise(params: CarrionSpencerParams, h) -> ActuatorDiscretisation:
     with B = [b_u, b_R]: Γ0 = ∫₀ʰ e^{Aτ} dτ B (inputs held), Γ1 = ∫₀ʰ e^{A(h−s)} B s/h ds
     (inputs rising linearly from 0 to 1). The states are scaled to similar magnitudes
     first (x in cm, f_p in kN, …) so the exponential's scaling and squaring works on a
-    balanced matrix; the result is scaled back. JAX, traceable."""
+    balanced matrix; the result is scaled back. JAX, traceable; for concrete parameters
+    at set-up :func:`discretise_concrete` gives the same without compiling a program."""
     a, b_command, b_force = linear_part(params)
     # state scales: 1 cm, 1 m/s, the force capacity, the valve opening of a 1 cm error, 1 cm·s
     scale = jnp.stack([jnp.asarray(1e-2, jnp.float64), jnp.ones((), jnp.float64),
                        jnp.asarray(params.force_limit, jnp.float64),
                        1e-2 * params.servo_valve_gain * params.proportional_gain,
                        jnp.asarray(1e-2, jnp.float64)])
+    return ActuatorDiscretisation(*_van_loan(jnp, jax.scipy.linalg.expm, a, b_command, b_force, scale,
+                                             jnp.asarray(h, jnp.float64)))
+
+
+def discretise_concrete(params: CarrionSpencerParams, h: float) -> ActuatorDiscretisation:
+    """:func:`discretise` for concrete parameters, evaluated with NumPy and SciPy's
+    ``expm`` (the same augmented matrix and scaling; the two agree to rounding, tested).
+    A run calls this once at set-up: JAX's ``expm`` would first compile a program of
+    its own (≈ 1 s of CPU on every first run). The parts come back as JAX arrays."""
+    import scipy.linalg  # noqa: PLC0415  (light; only the set-up needs it)
+
+    a, b, _, _ = linear_state_matrices(params, 0.0)
+    b_force = np.zeros(5)
+    b_force[1] = -1.0 / float(params.moving_mass)  # R pulls on the moving mass (Eq. 2.25)
+    scale = np.array([1e-2, 1.0, float(params.force_limit),
+                      1e-2 * float(params.servo_valve_gain) * float(params.proportional_gain), 1e-2])
+    parts = _van_loan(np, scipy.linalg.expm, a, b[:, 0], b_force, scale, float(h))
+    return ActuatorDiscretisation(*(jax.device_put(np.asarray(part, np.float64)) for part in parts))
+
+
+def _van_loan(xp, expm, a, b_command, b_force, scale, h) -> tuple:
+    """(Φ, γ_u, γ_R0, γ_R1) of :func:`discretise` with array module ``xp`` (NumPy or
+    jax.numpy) and its ``expm``; ``scale`` (5,): the states' scales."""
     a_scaled = a * scale[None, :] / scale[:, None]
-    b_scaled = jnp.stack([b_command / scale, b_force / scale], axis=1)
-    h = jnp.asarray(h, jnp.float64)
-    augmented = jnp.zeros((9, 9), jnp.float64)
-    augmented = augmented.at[:5, :5].set(a_scaled).at[:5, 5:7].set(b_scaled).at[5:7, 7:9].set(jnp.eye(2) / h)
-    exponential = jax.scipy.linalg.expm(augmented * h)
+    b_scaled = xp.stack([b_command / scale, b_force / scale], axis=1)
+    zeros = xp.zeros((9, 9), a_scaled.dtype)
+    augmented = xp.block([
+        [a_scaled, b_scaled, zeros[:5, :2]],
+        [zeros[:2, :5], zeros[:2, :2], xp.eye(2, dtype=a_scaled.dtype) / h],
+        [zeros[:2, :5], zeros[:2, :2], zeros[:2, :2]],
+    ])
+    exponential = expm(augmented * h)
     transition = exponential[:5, :5] * scale[:, None] / scale[None, :]
     held = exponential[:5, 5:7] * scale[:, None]
     ramp = exponential[:5, 7:9] * scale[:, None]
-    return ActuatorDiscretisation(transition, held[:, 0], held[:, 1], ramp[:, 1])
+    return transition, held[:, 0], held[:, 1], ramp[:, 1]
 
 
 discretise_jit = jax.jit(discretise)

@@ -126,15 +126,28 @@ def initial_loop_state(test: HybridTest, variant: str = "updating") -> LoopState
     """The fused engine's initial state for ``variant``."""
     guards = variant_guards(test, variant)
     ns = test.native_ns
-    dt_slow = 1.0 / test.slow_rate
     params = ns.params_true if variant == "oracle" else ns.params
     values = test.true_values if variant == "oracle" else test.initial_values
-    ns_init = _cached("ns_init", test, lambda: jax.jit(lambda p: ns.integrator.init(p, dt_slow)))
-    ns_state = ns_init(params)
-    target = ns.integrator.predicted_displacement(params, ns_state, dt_slow)[jnp.asarray(ns.interface_dofs)]
-    hook_state = hook_init(values)
-    return LoopState(ns_state, initial_fast_state(test.fast_side, test.seed), jnp.asarray(target), params,
-                     (hook_state, guards))
+    ns_state, fast_state, target, hook_state = _cached("initial_state", test, lambda: _initial_state_program(test))(
+        params, jnp.asarray(values, jnp.float64))
+    return LoopState(ns_state, fast_state, target, params, (hook_state, guards))
+
+
+def _initial_state_program(test: HybridTest) -> Callable:
+    """``(ns params, θ of the NS's model) -> (ns state, fast state, first target, hook
+    state)`` as one compiled program: at set-up its dozens of small operations would
+    otherwise each compile as a program of their own (≈ 1 s on a first run). The fast
+    side's parameters are constants of the program (the filter designs need them
+    concrete); the variants differ only in the arguments."""
+    ns = test.native_ns
+    dt_slow = 1.0 / test.slow_rate
+
+    def initial_state(params, values):
+        ns_state = ns.integrator.init(params, dt_slow)
+        target = ns.integrator.predicted_displacement(params, ns_state, dt_slow)[jnp.asarray(ns.interface_dofs)]
+        return ns_state, initial_fast_state(test.fast_side, test.seed), target, hook_init(values)
+
+    return jax.jit(initial_state)
 
 
 def native_substructure(test: HybridTest, variant: str) -> NativeSubstructure:

@@ -116,12 +116,13 @@ def transfer_system_params(side: FastSide, actuator, specimen, discretisation=No
 
 def actuator_discretisation(side: FastSide, actuator=None):
     """The exact discretisation of the side's actuator over one sub-step of the fast
-    step (:func:`rths_ident.hybrid.actuator.discretise`), computed once per run rather than
-    in every fast step; None when the actuator does not use it."""
+    step (:func:`rths_ident.hybrid.actuator.discretise_concrete`, NumPy/SciPy: nothing to
+    compile), computed once per run rather than in every fast step; None when the
+    actuator does not use it."""
     actuator = side.actuator if actuator is None else actuator
     if side.actuator_step is not act.actuator_step or actuator.integrator != "exact":
         return None
-    return act.discretise_jit(actuator, 1.0 / (side.fast_rate * actuator.substeps))
+    return act.discretise_concrete(actuator, 1.0 / (side.fast_rate * actuator.substeps))
 
 
 def fast_params(side: FastSide) -> dict:
