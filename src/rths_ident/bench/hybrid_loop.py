@@ -120,6 +120,32 @@ def per_simulation(single, batched: dict, repeats: int) -> dict:
     return out
 
 
+def scattered_specimens(spec, scatter):
+    """The column parameters ``spec`` (:class:`~rths_ident.models.ModifiedLuGre` params)
+    for a batch: σ0, F_C and σ3 times ``scatter[:, 0..2]`` (n × 3 factors), the other
+    parameters repeated (leading axis: batch member)."""
+    scatter = np.asarray(scatter, dtype=float)
+    if scatter.ndim != 2 or scatter.shape[1] != 3:
+        raise ValueError(f"scatter must be an n × 3 array of factors on (sigma0, Fc, sigma3); got shape "
+                         f"{scatter.shape}")
+    full = jax.tree_util.tree_map(lambda leaf: jnp.full((scatter.shape[0],), leaf), spec)
+    return dataclasses.replace(full, sigma0=spec.sigma0 * scatter[:, 0], Fc=spec.Fc * scatter[:, 1],
+                               sigma3=spec.sigma3 * scatter[:, 2])
+
+
+def batched_fused_runner(built):
+    """The fused loop of ``built`` (a lugre-frame :class:`~rths_ident.hybrid.hybrid_test.HybridTest`)
+    ``vmap``-ed over specimens: jitted ``(fast_params, initial) -> (final, logs)`` where
+    ``fast_params["specimen"]`` and every leaf of ``initial`` carry a leading batch axis
+    (the actuator state holds the specimen's), the rest is shared; same record."""
+    ag = jnp.asarray(built.ground_accel)
+    base = fast_side_params(built.fast_side)
+    axes = jax.tree_util.tree_map(lambda _: None, base)
+    axes["specimen"] = jax.tree_util.tree_map(lambda _: 0, base["specimen"])
+    functions = slow_step_functions(built)
+    return jax.jit(jax.vmap(lambda fp, st: run_fused(functions, fp, st, ag), in_axes=(axes, 0)))
+
+
 def batch(sizes=(1, 8, 32), duration: float = 5.0, repeats: int = 3, seed: int = 0) -> dict:
     """The fused loop vmap-ed over batches of ``sizes`` columns with scattered
     parameters (±20 % on σ0, F_C, σ3) vs one run at a time: :func:`per_simulation`."""
@@ -128,19 +154,12 @@ def batch(sizes=(1, 8, 32), duration: float = 5.0, repeats: int = 3, seed: int =
     initial = initial_loop_state(built)
     ag = jnp.asarray(built.ground_accel)
     base_params = fast_side_params(built.fast_side)
-    spec = base_params["specimen"]
-    axes = jax.tree_util.tree_map(lambda _: None, base_params)
-    axes["specimen"] = jax.tree_util.tree_map(lambda _: 0, spec)
-    runner = jax.jit(jax.vmap(lambda fp, st: run_fused(slow_step_functions(built), fp, st, ag), in_axes=(axes, 0)))
+    runner = batched_fused_runner(built)
     rng = np.random.default_rng(seed)
     calls = {}
     for n in sizes:
-        scatter = rng.uniform(0.8, 1.2, size=(n, 3))
-        full = jax.tree_util.tree_map(lambda leaf: jnp.full((n,), leaf), spec)
-        specimens = dataclasses.replace(spec, sigma0=spec.sigma0 * scatter[:, 0], Fc=spec.Fc * scatter[:, 1],
-                                        sigma3=spec.sigma3 * scatter[:, 2], sigma1=full.sigma1, sigma2=full.sigma2)
-        fast_params = dict(base_params, specimen=specimens)
-        # the actuator state holds the specimen state: batch the whole initial state too
+        fast_params = dict(base_params, specimen=scattered_specimens(base_params["specimen"],
+                                                                     rng.uniform(0.8, 1.2, size=(n, 3))))
         initial_b = jax.tree_util.tree_map(lambda leaf: jnp.broadcast_to(leaf, (n,) + jnp.shape(leaf)), initial)
         compiled = runner.lower(fast_params, initial_b).compile()
         calls[n] = (lambda c, f, i: lambda: c(f, i))(compiled, fast_params, initial_b)
