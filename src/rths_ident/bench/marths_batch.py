@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 
-import jax
 import jax.numpy as jnp
 
 from rths_ident.bench.hybrid_loop import per_simulation
@@ -38,8 +37,7 @@ def loop(sizes=(1, 8, 32), duration: float = 5.0, repeats: int = 3, controller: 
     calls = {}
     for n in sizes:
         site_b = site._replace(plant=stack_plants([true_plant(p, dt) for p in plants[:n]]))
-        initials = [LoopState(ns_init(nsp), site_init(site, cfg.seed + i), jnp.zeros(2), nsp, ()) for i in range(n)]
-        initial_b = jax.tree_util.tree_map(lambda *leaves: jnp.stack(leaves), *initials)
+        initial_b = st.batch_initial_state(site, nsp, [cfg.seed + i for i in range(n)])
         compiled = batched.lower(site_b, initial_b, ag).compile()
         calls[n] = (lambda c, s, i: lambda: c(s, i, ag))(compiled, site_b, initial_b)
     out = per_simulation(lambda: single(site, initial, ag), calls, repeats)

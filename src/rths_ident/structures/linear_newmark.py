@@ -30,6 +30,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from rths_ident import small_linalg as sl
 from rths_ident._params import ParameterError
 
 __all__ = ["LinearNewmarkParams", "LinearNewmarkState", "linear_newmark_params", "linear_newmark_init",
@@ -92,9 +93,12 @@ def linear_newmark_step(params: LinearNewmarkParams, state: LinearNewmarkState, 
     """One step with the external load p_{n+1} (n,) [N] at the END of the step."""
     a = params.constants
     u0, v0, acc0 = state
-    rhs = (load + params.mass @ (a[0] * u0 + a[2] * v0 + a[3] * acc0)
-           + params.damping @ (a[1] * u0 + a[4] * v0 + a[5] * acc0))
-    u1 = params.effective_inverse @ rhs
+    # products as multiply-sum (small_linalg), not ``@``: in a vmap-ed batch sharing the
+    # matrices, ``@`` is a matrix–matrix dot that XLA:CPU hands to a library (YNNPACK),
+    # and that takes the whole loop out of its single kernel (small_loop_kernels)
+    rhs = (load + sl.matvec(params.mass, a[0] * u0 + a[2] * v0 + a[3] * acc0)
+           + sl.matvec(params.damping, a[1] * u0 + a[4] * v0 + a[5] * acc0))
+    u1 = sl.matvec(params.effective_inverse, rhs)
     acc1 = a[0] * (u1 - u0) - a[2] * v0 - a[3] * acc0
     v1 = v0 + a[6] * acc0 + a[7] * acc1
     return LinearNewmarkState(u1, v1, acc1)

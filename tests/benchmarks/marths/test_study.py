@@ -62,6 +62,33 @@ def test_vmapped_batches_give_the_one_by_one_numbers():
                                one_by_one["_arrays"]["histories"][0]["eta_measured"], rtol=0, atol=1e-12)
 
 
+def test_a_batch_is_one_kernel_and_shares_the_ns_matrices():
+    """The batched record loop compiles to one small-loop kernel (no library dot or
+    fusion inside: small_loop_kernels), with the NS's 29×29 matrices passed once, not
+    stacked per run."""
+    import jax.numpy as jnp
+
+    from rths_ident import small_loop_kernels
+    from rths_ident.benchmarks.marths import study as st
+    from rths_ident.benchmarks.marths.model import marths_model
+    from rths_ident.benchmarks.marths.site import stack_plants, true_plant
+    from rths_ident.benchmarks.marths.substructure import ns_params
+
+    cfg = StudyConfig(uncertain=2, duration=0.05)
+    model, dt = marths_model(), 1.0 / st.LOOP_RATE_HZ
+    plants = st.study_plants(cfg)
+    site = st._site_params(cfg, model, dt, plants[0])
+    site = site._replace(plant=stack_plants([true_plant(p, dt) for p in plants]))
+    nsp = ns_params(model, dt)
+    initial = st.batch_initial_state(site, nsp, [1, 2, 3])
+    assert initial.ns_params.newmark.effective_inverse.shape == (29, 29)
+    assert initial.ns_state.displacement.shape == (3, 29)
+    ag = jnp.asarray(st.ground_motion(cfg.record, cfg.scale, cfg.duration))
+    text = st._batched_runner("lqg", dt).lower(site, initial, ag).compile().as_text()
+    loops = small_loop_kernels.loop_kernels(text)
+    assert loops and all(loop.single_kernel for loop in loops), [loop.op_name for loop in loops]
+
+
 def test_batches_on_two_threads_give_the_one_thread_numbers_in_run_order():
     """5 runs in batches of 1 on 2 threads (the first alone, then two in flight): the
     same J per run as on one thread, the kept histories those of runs 0 and 1."""

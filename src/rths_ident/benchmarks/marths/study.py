@@ -49,6 +49,7 @@ from rths_ident.estimators.online_identifier import Estimate
 from rths_ident.hybrid.engine import LoopState, SlowStepFunctions, make_fused_runner, run_fused
 
 __all__ = ["RECORDS", "StudyConfig", "ground_motion", "run_study", "run_chunk", "iter_batches", "run_batch", "run_once",
+           "batch_initial_state",
            "LOOP_RATE_HZ"]
 
 #: the benchmark runs at 1024 Hz (§3.6.3 item 4)
@@ -169,17 +170,35 @@ def run_once(cfg: StudyConfig, plant, ground_accel, run_seed: int) -> dict:
     return out
 
 
+#: what a batch's runs do not share: the true plant, and of the initial loop state all
+#: but the NS's parameters (:func:`batch_initial_state`)
+_SITE_AXES = SiteParams(plant=0, kalman=None, lqg=None, damb=None, daq=None, specimen=None)
+_INITIAL_AXES = LoopState(ns_state=0, fast_state=0, slow_input=0, ns_params=None, hook_state=None)
+
+
 def _batched_runner(law: str, dt: float):
-    """The fused loop ``vmap``-ed over runs: the true plant and the whole initial state
-    (noise seed) per run, the rest of the site shared (jitted once per law)."""
+    """The fused loop ``vmap``-ed over runs: the true plant and the initial state (noise
+    seed) per run, the rest of the site and the NS's matrices shared (jitted once per
+    law). Shared matrices matter: the NS's three 29×29 products per step then act on the
+    whole batch at once (a 29×29 by 29×B product), instead of one stacked copy of each
+    matrix per run read from memory every step."""
     key = ("batch", law, dt)
     if key not in _RUNNERS:
         functions = SlowStepFunctions(make_chunk(law, dt), _no_identifier, _never, _keep,
                                       lambda params, state, feedback, ag: ns_step(params, state, feedback, ag))
-        axes = SiteParams(plant=0, kalman=None, lqg=None, damb=None, daq=None, specimen=None)
         _RUNNERS[key] = jax.jit(jax.vmap(lambda site, initial, ag: run_fused(functions, site, initial, ag),
-                                         in_axes=(axes, 0, None)))
+                                         in_axes=(_SITE_AXES, _INITIAL_AXES, None)))
     return _RUNNERS[key]
+
+
+def batch_initial_state(site: SiteParams, nsp, seeds: list[int]) -> LoopState:
+    """The initial loop state of a batch (axes :data:`_INITIAL_AXES`): the NS at rest,
+    each run's site state from its noise seed (leading axis: run), the NS's parameters
+    once (shared)."""
+    n = len(seeds)
+    stacked = jax.tree_util.tree_map(lambda *leaves: jnp.stack(leaves), *[site_init(site, seed) for seed in seeds])
+    at_rest = jax.tree_util.tree_map(lambda leaf: jnp.broadcast_to(leaf, (n,) + jnp.shape(leaf)), ns_init(nsp))
+    return LoopState(at_rest, stacked, jnp.zeros((n, 2)), nsp, ())
 
 
 def run_batch(cfg: StudyConfig, plants: list, ground_accel, run_seeds: list[int], size: int | None = None) -> list[dict]:
@@ -197,9 +216,7 @@ def run_batch(cfg: StudyConfig, plants: list, ground_accel, run_seeds: list[int]
     seeds = list(run_seeds) + [run_seeds[-1]] * (size - len(plants))
     site = _site_params(cfg, model, dt, padded[0])
     site = site._replace(plant=stack_plants([true_plant(p, dt) for p in padded]))
-    nsp = ns_params(model, dt)
-    initials = [LoopState(ns_init(nsp), site_init(site, seed), jnp.zeros(2), nsp, ()) for seed in seeds]
-    initial = jax.tree_util.tree_map(lambda *leaves: jnp.stack(leaves), *initials)
+    initial = batch_initial_state(site, ns_params(model, dt), seeds)
     _, logs = _batched_runner(cfg.controller, dt)(site, initial, jnp.asarray(ground_accel))
     logs = jax.device_get(logs)
     merged = dict(logs["fast"], **logs["ns"])
