@@ -76,6 +76,10 @@ def _bench(args: argparse.Namespace) -> int:
                 print(f"  vmap batch of {n:3d}: {1e3 * b['s_per_sim_min']:7.2f} ms per simulation "
                       f"(median {1e3 * b['s_per_sim_median']:.2f}) → {b['speedup_min']:.2f}× one by one "
                       f"(median {b['speedup_median']:.2f}×)")
+            for n, b in r["threaded"].items():
+                print(f"  {r['threads']} threads × batch of {n:3d}: {1e3 * b['s_per_sim_min']:7.2f} ms per simulation "
+                      f"(median {1e3 * b['s_per_sim_median']:.2f}) → {b['speedup_min']:.2f}× one by one "
+                      f"(median {b['speedup_median']:.2f}×)")
         s = marths_batch.studies(runs=4 if quick else 32, batch=4 if quick else 32, duration=6.0 if quick else 10.0,
                                  cluster=not args.no_cluster)
         results["marths_study"] = s

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from rths_ident import small_loop_kernels
-from rths_ident.bench.hybrid_loop import batched_fused_runner, scattered_specimens
+from rths_ident.bench.hybrid_loop import batched_fused_runner, per_simulation, scattered_specimens
 from rths_ident.hybrid.engine import make_fused_runner
 from rths_ident.hybrid.hybrid_test import initial_loop_state, slow_step_functions
 from rths_ident.hybrid.scenarios import lugre_frame as lf
@@ -85,3 +85,16 @@ def test_the_batch_fast_loops_are_single_kernels(compiled_batch):
     assert all(loop.single_kernel for loop in fast), [loop.op_name for loop in fast if not loop.single_kernel]
     thunked = {loop.op_name.split("vmap()/", 1)[-1] for loop in loops if not loop.single_kernel}
     assert thunked == {"while", "while/body/closed_call/jit(solve)/while"}
+
+
+def test_per_simulation_divides_by_the_runs_of_a_call_and_of_its_threads():
+    """Calls that wait (no CPU, so the figures hold on a loaded machine): one run 4 ms,
+    a batch of 4 in 8 ms (2 ms per run: 2×), the batch on 2 threads at once (1 ms per
+    run: 4×)."""
+    import time
+
+    r = per_simulation(lambda: time.sleep(0.004), {4: lambda: time.sleep(0.008)}, repeats=3, threads=2)
+    assert r["threads"] == 2
+    assert 1.6 < r["batches"][4]["speedup_min"] <= 2.05
+    assert 3.0 < r["threaded"][4]["speedup_min"] <= 4.1
+    assert per_simulation(lambda: None, {2: lambda: None}, repeats=1, threads=1)["threaded"] == {}

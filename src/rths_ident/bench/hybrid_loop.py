@@ -19,7 +19,9 @@ machine's speed, the spread its load.
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 import jax
@@ -106,17 +108,31 @@ def engines(duration: float | None = None, repeats: int = 3, stepwise_duration: 
     }
 
 
-def per_simulation(single, batched: dict, repeats: int) -> dict:
+def per_simulation(single, batched: dict, repeats: int, threads: int | None = None) -> dict:
     """Wall seconds per simulation one by one (``single()``: one run) and in vmap-ed
     batches (``batched[n]()``: n runs in one call), timed side by side, min and median of
     ``repeats``; ``speedup`` = one-by-one seconds per simulation / batched (min over
-    min, median over median)."""
+    min, median over median). ``threads`` (default: one per CPU core; 1: skipped): each
+    batch also called on that many threads at once (a compiled call runs on its
+    caller's thread), seconds per simulation over the ``threads × n`` runs
+    (``"threaded"``; the one-by-one figure stays one run on one thread)."""
+    threads = max(1, os.cpu_count() or 1) if threads is None else threads
     one = _timed(single, repeats)
-    out = {"one_by_one_s_per_sim": {"min": one.min, "median": one.median}, "batches": {}}
+    out = {"one_by_one_s_per_sim": {"min": one.min, "median": one.median}, "batches": {}, "threaded": {},
+           "threads": threads}
+
+    def figures(t: Timing) -> dict:
+        return {"s_per_sim_min": t.min, "s_per_sim_median": t.median,
+                "speedup_min": one.min / t.min, "speedup_median": one.median / t.median}
+
     for n, call in batched.items():
-        t = _timed(call, repeats).per(n)
-        out["batches"][int(n)] = {"s_per_sim_min": t.min, "s_per_sim_median": t.median,
-                                  "speedup_min": one.min / t.min, "speedup_median": one.median / t.median}
+        out["batches"][int(n)] = figures(_timed(call, repeats).per(n))
+    if threads > 1:
+        with ThreadPoolExecutor(max_workers=threads) as pool:
+            for n, call in batched.items():
+                def side_by_side(call=call):
+                    return [future.result() for future in [pool.submit(call) for _ in range(threads)]]
+                out["threaded"][int(n)] = figures(_timed(side_by_side, repeats).per(threads * n))
     return out
 
 
