@@ -13,7 +13,10 @@ from rths_ident.hybrid.hybrid_test import initial_loop_state, slow_step_function
 from rths_ident.hybrid.scenarios import lugre_frame as lf
 from rths_ident.hybrid.virtual_site import fast_params
 
-SCATTER = np.array([[0.85, 1.1, 1.15], [1.0, 1.0, 1.0], [1.18, 0.82, 0.9]])
+# 8 members: the batch size at which XLA would hand the QP projection's batched
+# multiply-sums to a library fusion (test_the_batch_fast_loops_are_single_kernels)
+SCATTER = np.vstack([[0.85, 1.1, 1.15], [1.0, 1.0, 1.0], [1.18, 0.82, 0.9],
+                     np.random.default_rng(7).uniform(0.8, 1.2, size=(5, 3))])
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +43,7 @@ def test_scattered_specimens_scale_three_parameters_and_refuse_bad_shapes(short_
     spec = short_test[2]["specimen"]
     batch = scattered_specimens(spec, SCATTER)
     np.testing.assert_array_equal(batch.Fc, spec.Fc * SCATTER[:, 1])
-    np.testing.assert_array_equal(batch.sigma1, np.full(3, spec.sigma1))
+    np.testing.assert_array_equal(batch.sigma1, np.full(len(SCATTER), spec.sigma1))
     with pytest.raises(ValueError, match="scatter must be an n × 3"):
         scattered_specimens(spec, np.ones(3))
 
