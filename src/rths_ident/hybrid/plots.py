@@ -238,7 +238,8 @@ def _plot_parameters(result: dict, param_labels: dict, path: Path) -> Path:
         ax.set(xlabel="time [s]", xlim=(t_slow[0], end))
     axes[0].set(ylabel="estimate / true value [–]", title=f"first {early:g} s")
     axes[1].set(title=f"whole record ({t_slow[-1]:.1f} s)")
-    axes[1].legend(loc="lower right", fontsize=8)
+    handles, labels = axes[1].get_legend_handles_labels()  # below the panels: never over a curve
+    fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 5), fontsize=8)
     mode = result["updating"]
     pushed = (f"pushed into the {NS_LONG} every slow step once the guards pass" if mode in ("rls", "ukf")
               else f"watched only: the {NS_LONG} keeps its {'true' if mode == 'oracle' else 'initial'} values")
