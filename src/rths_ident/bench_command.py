@@ -60,6 +60,12 @@ def _bench(args: argparse.Namespace) -> int:
               f"{r['fused_us_per_fast_step']:.2f} µs per fast step")
         print(f"lugre-frame step-wise engine: min {r['stepwise_realtime_factor']:.1f}× real time, "
               f"median {r['stepwise_realtime_factor_median']:.1f}× → fused/step-wise = {r['fused_over_stepwise']:.1f}×")
+        r = hybrid_loop.bw_frame_engine(duration=4.0 if quick else None, repeats=2 if quick else args.repeats)
+        results["bw_frame_engine"] = r
+        print(f"bw-frame fused engine ({r['duration_s']:.1f} s simulated, {r['repeats']} runs): "
+              f"min {r['fused_wall_s']:.3f} s → {r['fused_realtime_factor']:.1f}× real time, "
+              f"median {r['fused_wall_median_s']:.3f} s → {r['fused_realtime_factor_median']:.1f}×; "
+              f"{r['fused_us_per_fast_step']:.2f} µs per fast step")
     if "batch" in which:
         from rths_ident.bench import marths_batch  # noqa: PLC0415
 

@@ -1,4 +1,5 @@
-"""Products of small vectors and matrices written as broadcast-multiply-sum.
+"""Products of small vectors and matrices written as broadcast-multiply-sum; small
+Cholesky factorisations and triangular solves written out entry by entry.
 
 ``A @ x`` becomes an XLA ``dot``, and a loop with a ``dot`` inside is never emitted as
 one kernel by XLA:CPU (:mod:`rths_ident.small_loop_kernels`): the fast-side components
@@ -6,6 +7,12 @@ one kernel by XLA:CPU (:mod:`rths_ident.small_loop_kernels`): the fast-side comp
 maRTHS controller) use these instead. They are elementwise products and sums — XLA
 fuses them with their neighbours — and give the same values as ``@`` up to the order
 of the additions (rounding). Leading axes broadcast (batches, ``vmap``).
+
+:func:`cholesky`, :func:`solve_lower`, :func:`solve_lower_transposed` and
+:func:`cho_solve` do the same for the factorisations of small filters (the joint UKF's
+6×6 covariance, its 1×1 innovation variance): elementwise operations up to
+:data:`MAX_UNROLLED_SIZE`, LAPACK above (the conventions of ``jnp.linalg.cholesky`` and
+``jax.scipy.linalg`` either way).
 """
 
 from __future__ import annotations
@@ -45,3 +52,94 @@ def outer(x, y):
 def quadratic_form(A, B):
     """A B Aᵀ (the covariance propagation of filters): A (…, m, n), B (…, n, n)."""
     return matmul(matmul(A, B), jnp.swapaxes(jnp.asarray(A), -1, -2))
+
+
+# ------------------------------------------------------------------ small factorisations
+
+#: matrices up to this size are factorised and solved entry by entry (elementwise
+#: operations only: no LAPACK call, so a loop around them can stay one kernel); larger
+#: ones go to LAPACK (``jnp.linalg.cholesky``, ``solve_triangular``). The unrolled code
+#: grows as n³/6 operations, which at n = 8 is still a few hundred.
+MAX_UNROLLED_SIZE = 8
+
+
+def cholesky(A):
+    """Lower-triangular L with L Lᵀ = A, A (…, n, n) symmetric positive definite.
+
+    The conventions of ``jnp.linalg.cholesky``: the input is symmetrised first
+    ((A + Aᵀ)/2), the strict upper triangle of L is zero, and a matrix that is not
+    positive definite (a pivot ≤ 0, LAPACK's ``potrf`` failure) gives NaN in the whole
+    lower triangle; a NaN entry gives NaN in the entries that depend on it. n ≤ :data:`MAX_UNROLLED_SIZE`: the Cholesky–Crout recurrence
+    written out entry by entry, L_jj = √(A_jj − Σ_{k<j} L_jk²),
+    L_ij = (A_ij − Σ_{k<j} L_ik L_jk) / L_jj; larger n: ``jnp.linalg.cholesky``.
+    """
+    A = jnp.asarray(A)
+    n = A.shape[-1]
+    if n > MAX_UNROLLED_SIZE:
+        return jnp.linalg.cholesky(A)
+    A = 0.5 * (A + jnp.swapaxes(A, -1, -2))
+    L = [[None] * n for _ in range(n)]
+    pivots = []
+    for j in range(n):
+        pivot = A[..., j, j] - sum(L[j][k] * L[j][k] for k in range(j))
+        pivots.append(pivot)
+        L[j][j] = jnp.sqrt(pivot)
+        for i in range(j + 1, n):
+            L[i][j] = (A[..., i, j] - sum(L[i][k] * L[j][k] for k in range(j))) / L[j][j]
+    zero = jnp.zeros_like(A[..., 0, 0])
+    factor = jnp.stack([jnp.stack([L[i][j] if j <= i else zero for j in range(n)], axis=-1) for i in range(n)],
+                       axis=-2)
+    # LAPACK's potrf (as JAX calls it) fails on a pivot ≤ 0; a NaN pivot is not caught
+    # there but propagates to the entries that depend on it, as it does here
+    positive = ~jnp.any(jnp.stack(pivots, axis=-1) <= 0.0, axis=-1)
+    lower = jnp.tril(jnp.ones((n, n), dtype=bool))
+    return jnp.where(positive[..., None, None] | ~lower, factor, jnp.nan)
+
+
+def _as_columns(B, n, name):
+    B = jnp.asarray(B)
+    if B.ndim < 2 or B.shape[-2] != n:
+        raise ValueError(f"{name}: the right-hand side must have shape (…, {n}, k); got {B.shape}")
+    return B
+
+
+def solve_lower(L, B):
+    """X with L X = B: L (…, n, n) lower triangular (its upper triangle is not read),
+    B (…, n, k). Forward substitution entry by entry for n ≤ :data:`MAX_UNROLLED_SIZE`,
+    else ``jax.scipy.linalg.solve_triangular``. A zero on the diagonal gives non-finite
+    entries, as LAPACK's ``trsm``."""
+    L = jnp.asarray(L)
+    n = L.shape[-1]
+    B = _as_columns(B, n, "solve_lower")
+    if n > MAX_UNROLLED_SIZE:
+        from jax.scipy.linalg import solve_triangular  # noqa: PLC0415
+
+        return solve_triangular(L, B, lower=True)
+    X = []
+    for i in range(n):
+        rest = B[..., i, :] - sum(L[..., i, k, None] * X[k] for k in range(i))
+        X.append(rest / L[..., i, i, None])
+    return jnp.stack(X, axis=-2)
+
+
+def solve_lower_transposed(L, B):
+    """X with Lᵀ X = B: L (…, n, n) lower triangular, B (…, n, k) (back substitution;
+    conventions of :func:`solve_lower`)."""
+    L = jnp.asarray(L)
+    n = L.shape[-1]
+    B = _as_columns(B, n, "solve_lower_transposed")
+    if n > MAX_UNROLLED_SIZE:
+        from jax.scipy.linalg import solve_triangular  # noqa: PLC0415
+
+        return solve_triangular(L, B, lower=True, trans="T")
+    X = [None] * n
+    for i in reversed(range(n)):
+        rest = B[..., i, :] - sum(L[..., k, i, None] * X[k] for k in range(i + 1, n))
+        X[i] = rest / L[..., i, i, None]
+    return jnp.stack(X, axis=-2)
+
+
+def cho_solve(L, B):
+    """X with (L Lᵀ) X = B from the lower Cholesky factor L (…, n, n) of :func:`cholesky`,
+    B (…, n, k) — ``jax.scipy.linalg.cho_solve((L, True), B)``, entry by entry for small n."""
+    return solve_lower_transposed(L, solve_lower(L, B))

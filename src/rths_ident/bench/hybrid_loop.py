@@ -2,7 +2,8 @@
 
 * the flagship ``lugre-frame`` through the fused engine (one compiled ``lax.scan``) and
   the step-wise engine (one jitted slow step per Python call) — ratio and real-time
-  factors;
+  factors; the ``bw-frame`` scenario (degrading Bouc–Wen columns, joint-UKF updating)
+  through the fused engine;
 * batch throughput: the fused loop ``vmap``-ed over batches of uncertain specimens
   (column parameters scattered ±20 %), seconds per simulation against one run at a time
   (the maRTHS study's batches: :mod:`rths_ident.bench.marths_batch`);
@@ -37,6 +38,7 @@ from rths_ident.hybrid.hybrid_test import (
     run_loop,
     slow_step_functions,
 )
+from rths_ident.hybrid.scenarios import bw_frame as bw
 from rths_ident.hybrid.scenarios import lugre_frame as lf
 from rths_ident.hybrid.virtual_site import fast_params as fast_side_params
 from rths_ident.hybrid.virtual_site import initial_fast_state
@@ -106,6 +108,34 @@ def engines(duration: float | None = None, repeats: int = 3, stepwise_duration: 
         "fused_over_stepwise": (sim_fused / fused_s.min) / (sim_sw / sw_s.min),
         "fast_steps_per_s_fused": sim_fused * cfg.fast_rate / fused_s.min,
     }
+
+
+def fused_engine(built, fast_rate: float, repeats: int = 3) -> dict:
+    """The fused loop of a built scenario ``built`` (a :class:`~rths_ident.hybrid.hybrid_test.HybridTest`,
+    its configured variant) timed ``repeats`` times after an ahead-of-time compile:
+    wall seconds (min, median), × real time and µs per fast step (``fast_rate`` [Hz])."""
+    initial = initial_loop_state(built)
+    ag = jnp.asarray(built.ground_accel)
+    params = fast_side_params(built.fast_side)
+    fused = compiled_fused_runner(built, initial)
+    wall = _timed(lambda: fused(params, initial, ag), repeats)
+    simulated = float(built.time_slow[-1])
+    return {
+        "duration_s": simulated,
+        "repeats": repeats,
+        "fused_wall_s": wall.min,
+        "fused_wall_median_s": wall.median,
+        "fused_realtime_factor": simulated / wall.min,
+        "fused_realtime_factor_median": simulated / wall.median,
+        "fused_us_per_fast_step": 1e6 * wall.min / (simulated * fast_rate),
+    }
+
+
+def bw_frame_engine(duration: float | None = None, repeats: int = 3) -> dict:
+    """The ``bw-frame`` scenario's fused loop (``duration`` s of El Centro; None = all of
+    it): :func:`fused_engine`."""
+    cfg = bw.BWFrameConfig(duration=duration)
+    return fused_engine(bw.build(cfg), cfg.fast_rate, repeats)
 
 
 def per_simulation(single, batched: dict, repeats: int, threads: int | None = None) -> dict:

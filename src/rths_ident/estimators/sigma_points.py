@@ -37,6 +37,8 @@ from typing import Any, Callable, NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
+from rths_ident import small_linalg
+
 __all__ = [
     "MerweScaledSigmaPoints",
     "JulierSigmaPoints",
@@ -83,7 +85,9 @@ def merwe_scaled_weights(n: int, alpha: float, beta: float, kappa: float):
 def _default_sqrt(scaled_covariance):
     # filterpy uses scipy.linalg.cholesky (upper factor U, Uᵀ U = A) and adds the
     # ROWS of U; the rows of U are the columns of the lower factor L = Uᵀ.
-    return jnp.linalg.cholesky(scaled_covariance).T
+    # small_linalg.cholesky: unrolled for small n (no LAPACK call inside a loop), else
+    # jnp.linalg.cholesky; same conventions (NaN if not positive definite)
+    return small_linalg.cholesky(scaled_covariance).T
 
 
 def merwe_sigma_points(
@@ -229,7 +233,10 @@ def simplex_sigma_points(x, P, sqrt_method: Callable | None = None, subtract: Ca
     x = jnp.asarray(x)
     P = jnp.asarray(P)
     sqrt_fn = _default_sqrt if sqrt_method is None else sqrt_method
-    offsets = sqrt_fn(P).T @ jnp.asarray(simplex_directions(x.shape[0]))
+    directions = jnp.asarray(simplex_directions(x.shape[0]))
+    root = sqrt_fn(P).T
+    offsets = small_linalg.matmul(root, directions) if x.shape[0] <= small_linalg.MAX_UNROLLED_SIZE \
+        else root @ directions
     if subtract is None:
         return (x[:, None] + offsets).T
     return subtract(x[:, None], -offsets).T

@@ -56,6 +56,13 @@ enforced by *sigma-point projection by clipping* (Kandepu, Foss & Imsland 2008):
 sigma point is clipped into the box before it goes through ``fx`` or ``hx``, and the
 prior and posterior means are clipped too. The covariances are not altered. Without
 bounds (the default) no clipping happens and the numbers are filterpy's.
+
+**Small filters.** For state and measurement sizes ≤ ``small_linalg.MAX_UNROLLED_SIZE``
+(8) the products are written as multiply-sum and the Cholesky factorisations and
+solves entry by entry (:mod:`rths_ident.small_linalg`), so a loop holding a filter step
+has no ``dot`` and no LAPACK call and XLA:CPU can emit it as one kernel
+(:mod:`rths_ident.small_loop_kernels`); larger filters use ``@`` and LAPACK. The two
+give the same numbers up to rounding.
 """
 
 from __future__ import annotations
@@ -67,8 +74,8 @@ from typing import Any, Callable, NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.scipy.linalg import cho_solve
 
+from rths_ident import small_linalg as sl
 from rths_ident._params import ParameterError, field_range, params_dataclass
 from rths_ident.estimators.covariance_checks import box_bound, square_covariance
 from rths_ident.estimators.filter_scan import scan_filter
@@ -235,12 +242,27 @@ def unscented_transform(sigmas, Wm, Wc, noise_cov=None, mean_fn=None, residual_f
     ``sigmas`` (number of points, k); returns ``(mean (k,), covariance (k, k))``; ``noise_cov`` is
     added to the covariance when given.
     """
-    mean = Wm @ sigmas if mean_fn is None else mean_fn(sigmas, Wm)
+    small = _small(sigmas.shape[-1])
+    if mean_fn is not None:
+        mean = mean_fn(sigmas, Wm)
+    else:
+        mean = sl.vecmat(Wm, sigmas) if small else Wm @ sigmas
     dev = _residuals(residual_fn, sigmas, mean)
-    cov = dev.T @ (Wc[:, None] * dev)
+    cov = _weighted_cross(dev, Wc, dev, small)
     if noise_cov is not None:
         cov = cov + noise_cov
     return mean, cov
+
+
+def _small(*sizes) -> bool:
+    """Whether matrices of these sizes take the small path (module doc, "Small filters")."""
+    return max(sizes) <= sl.MAX_UNROLLED_SIZE
+
+
+def _weighted_cross(a, weights, b, small):
+    """Σ_i w_i a_i b_iᵀ = aᵀ diag(w) b for deviations a (N, k), b (N, l)."""
+    weighted = weights[:, None] * b
+    return sl.matmul(a.T, weighted) if small else a.T @ weighted
 
 
 def _sigma_points(params: UKFParams, state: UKFState):
@@ -301,17 +323,20 @@ def ukf_update(
     z_pred, S = _transform(params, sigmas_h, params.measurement_noise_cov, params.z_mean_fn, params.residual_z, UT)
     dx = _residuals(params.residual_x, sigmas, state.x)
     dz = _residuals(params.residual_z, sigmas_h, z_pred)
-    Pxz = dx.T @ (params.covariance_weights[:, None] * dz)
+    small = _small(state.x.shape[0], z_pred.shape[0])
+    Pxz = _weighted_cross(dx, params.covariance_weights, dz, small)
     y = z - z_pred if params.residual_z is None else jnp.reshape(params.residual_z(z, z_pred), (-1,))
-    S_factor = jnp.linalg.cholesky(S)
+    # lower factor, NaN if S is not positive definite (jnp.linalg.cholesky's convention
+    # either way; the unrolled one for small S)
+    S_factor = sl.cholesky(S) if small else jnp.linalg.cholesky(S)
     # one solve for both S⁻¹ Pxzᵀ (the gain, S symmetric) and S⁻¹ y (the likelihood)
-    solved = cho_solve((S_factor, True), jnp.concatenate([Pxz.T, y[:, None]], axis=1))
+    solved = sl.cho_solve(S_factor, jnp.concatenate([Pxz.T, y[:, None]], axis=1))
     K = solved[:, :-1].T  # K = Pxz S⁻¹
-    Ky = K @ y
+    Ky = sl.matvec(K, y) if small else K @ y
     x = state.x + Ky if params.state_add is None else jnp.reshape(params.state_add(state.x, Ky), (-1,))
-    P = state.P - K @ S @ K.T
+    P = state.P - (sl.quadratic_form(K, S) if small else K @ S @ K.T)
     m = z_pred.shape[0]
-    maha2 = y @ solved[:, -1]
+    maha2 = sl.vdot(y, solved[:, -1]) if small else y @ solved[:, -1]
     log_det = 2.0 * jnp.sum(jnp.log(jnp.diag(S_factor)))
     log_likelihood = -0.5 * (m * math.log(2.0 * math.pi) + log_det + maha2)
     return UKFState(_clip(params, x), P), UKFUpdateInfo(K, y, S, z_pred, log_likelihood)

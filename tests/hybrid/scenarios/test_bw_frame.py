@@ -114,6 +114,26 @@ def test_stepwise_equals_fused(el_centro_4s):
         assert rel(stepwise["update"]["estimate"][:, i], fused["update"]["estimate"][:, i]) <= 1e-8, i
 
 
+def test_the_fast_chunk_with_the_joint_ukf_compiles_to_single_kernels():
+    """The fast side of a slow step with the joint UKF (6 states: its two 6×6 Cholesky
+    factors per identifier step, the 1×1 innovation solve, the sigma-point products) has
+    no dot and no LAPACK call, so XLA emits its loops as single kernels
+    (small_loop_kernels, small_linalg): with ``jnp.linalg.cholesky``/``cho_solve``/``@``
+    the fast loop ran kernel by kernel (7.5 µs per fast step, docs/performance.md)."""
+    import jax  # noqa: PLC0415
+
+    from rths_ident.hybrid.hybrid_test import initial_fast_state  # noqa: PLC0415
+    from rths_ident.hybrid.virtual_site import fast_params, make_fast_chunk  # noqa: PLC0415
+    from rths_ident.small_loop_kernels import loop_kernels  # noqa: PLC0415
+
+    side = bf.build(bf.BWFrameConfig(duration=0.1)).fast_side
+    state = initial_fast_state(side, CONFIG.seed)
+    text = jax.jit(make_fast_chunk(side)).lower(fast_params(side), state, jax.numpy.zeros(1)).compile().as_text()
+    assert " dot(" not in text and "custom-call(" not in text
+    loops = loop_kernels(text)
+    assert loops and all(loop.single_kernel for loop in loops)
+
+
 def test_bad_configuration_names_the_field():
     with pytest.raises(ParameterError, match="updating"):
         bf.BWFrameConfig(updating="rls")
