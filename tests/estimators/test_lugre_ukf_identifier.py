@@ -222,7 +222,11 @@ def test_wrapper_update_matches_run(growing_sine):
     history = scanned.run(x[:n], v[:n], force[:n], dt)
     np.testing.assert_allclose([o.sigma0 for o in outputs], history.sigma0, rtol=1e-12)
     np.testing.assert_allclose([o.Fc for o in outputs], history.Fc, rtol=1e-12)
-    np.testing.assert_allclose(stepwise.P, scanned.P, rtol=1e-10, atol=1e-20)
+    # entrywise to 1e-10, and to 1e-14 of the matrix's scale for the small off-diagonal
+    # entries of P − K S Kᵀ (cancellation): the scan is one small-loop kernel, compiled
+    # by XLA's other code generator than the step-wise calls (small_loop_kernels), so
+    # the two round differently (4e-19 absolute on entries of 1e-10, with P ~ 0.09)
+    np.testing.assert_allclose(stepwise.P, scanned.P, rtol=1e-10, atol=1e-14 * np.max(np.abs(scanned.P)))
     np.testing.assert_allclose(stepwise.estimate, [history.sigma0[-1], history.Fc[-1], history.sigma3[-1]])
     last = outputs[-1]
     assert isinstance(last.params, LuGreParams) and float(last.params.sigma1) == SIGMA1
