@@ -187,3 +187,52 @@ def test_ukf_init_rejects_what_is_not_a_points_object():
         ukf_init(object(), X0, P0, Q, R, DT)
     with pytest.raises(Exception, match=r"x0 must have shape \(2,\)"):
         ukf_init(FilterpySimplex(2), np.zeros(3), P0, Q, R, DT)
+
+
+def chain(xp, n):
+    """n coupled, damped oscillators in a ring, one explicit Euler step with a sine
+    nonlinearity; observed through the sine of every other state."""
+    coupling = -np.eye(n) * 1.5 + np.roll(np.eye(n), 1, axis=1) * 0.4 + np.roll(np.eye(n), -1, axis=1) * 0.3
+
+    def fx(x, dt):
+        return x + dt * (xp.asarray(coupling) @ x + 0.5 * xp.sin(x))
+
+    def hx(x):
+        return xp.sin(x[::2])
+
+    return fx, hx
+
+
+@pytest.mark.parametrize("n", [6, 10])
+def test_small_and_large_filters_match_filterpy(n):
+    """n ≤ small_linalg.MAX_UNROLLED_SIZE (8): unrolled Cholesky and solves, no LAPACK
+    call in the compiled scan (a loop XLA can emit as one kernel); n = 10: LAPACK's.
+    Both give filterpy's numbers."""
+    from rths_ident.small_linalg import MAX_UNROLLED_SIZE  # noqa: PLC0415
+
+    fx_np, hx_np = chain(np, n)
+    fx_jax, hx_jax = chain(jnp, n)
+    m = (n + 1) // 2
+    rng = np.random.default_rng(n)
+    x0, P0n = rng.normal(size=n), np.diag(rng.uniform(0.1, 0.5, size=n))
+    Qn, Rn = 1e-4 * np.eye(n), 0.05**2 * np.eye(m)
+    truth, zs = x0 + 0.3, []
+    for _ in range(60):
+        truth = fx_np(truth, DT)
+        zs.append(hx_np(truth) + rng.normal(0.0, 0.05, size=m))
+    zs = np.array(zs)
+    kf = FilterpyUKF(n, m, DT, hx_np, fx_np, FilterpyMerwe(n, alpha=0.3, beta=2.0, kappa=0.0))
+    kf.x, kf.P, kf.Q, kf.R = x0.copy(), P0n.copy(), Qn.copy(), Rn.copy()
+    means, covs = [], []
+    for z in zs:
+        kf.predict()
+        kf.update(z)
+        means.append(kf.x.copy())
+        covs.append(kf.P.copy())
+    params, state = ukf_init(FilterpyMerwe(n, alpha=0.3, beta=2.0, kappa=0.0), x0, P0n, Qn, Rn, DT)
+    _, hist = ukf_scan(fx_jax, hx_jax, params, state, zs)
+    assert normwise(hist.x, np.array(means)) < RTOL
+    assert normwise(hist.P, np.array(covs)) < RTOL
+    text = ukf_scan.lower(fx_jax, hx_jax, params, state, zs).compile().as_text()
+    lapack = "lapack_dpotrf" in text or "lapack_dtrsm" in text
+    assert lapack == (n > MAX_UNROLLED_SIZE)
