@@ -143,3 +143,31 @@ def cho_solve(L, B):
     """X with (L Lᵀ) X = B from the lower Cholesky factor L (…, n, n) of :func:`cholesky`,
     B (…, n, k) — ``jax.scipy.linalg.cho_solve((L, True), B)``, entry by entry for small n."""
     return solve_lower_transposed(L, solve_lower(L, B))
+
+
+def solve(A, b):
+    """x with A x = b for a general square A (…, n, n), b (…, n) — ``jnp.linalg.solve``
+    for one right-hand side. n ≤ :data:`MAX_UNROLLED_SIZE`: Gaussian elimination with
+    partial pivoting (the row of largest |a_ij| at or below the diagonal becomes the
+    pivot row, as LAPACK's ``getrf`` chooses it), written out entry by entry with
+    selects for the row exchanges; larger n: ``jnp.linalg.solve``. A singular A gives
+    non-finite entries either way."""
+    A, b = jnp.asarray(A), jnp.asarray(b)
+    n = A.shape[-1]
+    if A.shape[-2:] != (n, n) or b.shape[-1] != n:
+        raise ValueError(f"solve: A must be (…, n, n) and b (…, n); got {A.shape} and {b.shape}")
+    if n > MAX_UNROLLED_SIZE:
+        return jnp.linalg.solve(A, b[..., None])[..., 0]
+    rows = [[A[..., i, j] for j in range(n)] + [b[..., i]] for i in range(n)]  # [A | b]
+    for j in range(n):
+        for i in range(j + 1, n):  # bring the largest |a_ij| (i ≥ j) to row j
+            exchange = jnp.abs(rows[i][j]) > jnp.abs(rows[j][j])
+            rows[j], rows[i] = ([jnp.where(exchange, low, high) for high, low in zip(rows[j], rows[i])],
+                                [jnp.where(exchange, high, low) for high, low in zip(rows[j], rows[i])])
+        for i in range(j + 1, n):
+            factor = rows[i][j] / rows[j][j]
+            rows[i] = rows[i][:j + 1] + [rows[i][k] - factor * rows[j][k] for k in range(j + 1, n + 1)]
+    x = [None] * n
+    for i in reversed(range(n)):
+        x[i] = (rows[i][n] - sum(rows[i][k] * x[k] for k in range(i + 1, n))) / rows[i][i]
+    return jnp.stack(x, axis=-1)

@@ -34,6 +34,28 @@ def test_measured_arrival_equals_a_site_built_with_that_arrival_tick():
     assert np.max(np.abs(a["target"] - c["target"])) > 1e-3 * np.max(np.abs(c["target"]))
 
 
+def test_the_flagship_record_loop_compiles_to_one_kernel():
+    """The fused loop over the whole record — the fast chunks, the identifier, the α-OS
+    substructure step with its solve, the hook — has no dot and no LAPACK call, so XLA
+    emits the record's loop itself as one kernel (small_loop_kernels.loop_kernels): a
+    solve or a product written with ``@`` in the slow step would bring back the
+    per-kernel dispatch of every slow step (0.50 → 0.29 µs per fast step when it left,
+    docs/performance.md)."""
+    import jax  # noqa: PLC0415
+
+    from rths_ident import small_loop_kernels  # noqa: PLC0415
+    from rths_ident.hybrid.engine import make_fused_runner  # noqa: PLC0415
+    from rths_ident.hybrid.hybrid_test import loop_arguments, slow_step_functions  # noqa: PLC0415
+
+    test = lugre_frame.build(lugre_frame.LugreFrameConfig(duration=0.2))
+    params, initial = loop_arguments(test)
+    runner = jax.jit(make_fused_runner(slow_step_functions(test)))
+    text = runner.lower(params, initial, jax.numpy.asarray(test.ground_accel)).compile().as_text()
+    assert " dot(" not in text and "custom-call(" not in text
+    loops = small_loop_kernels.loop_kernels(text)
+    assert loops and all(loop.single_kernel for loop in loops), [loop for loop in loops if not loop.single_kernel]
+
+
 def test_the_flagship_fast_chunk_compiles_to_single_kernels():
     """The whole fast side of a slow step (80 fast steps: transition, dAMB, actuator,
     specimen, sensors, constrained-RLS identifier with its QP projection) has no dot and no

@@ -44,8 +44,8 @@ import math
 from typing import NamedTuple
 
 import jax
-import jax.numpy as jnp
 
+from rths_ident import small_linalg as sl
 from rths_ident._params import ParameterError
 from rths_ident.structures.integrator_base import Integrator, StepOutputs
 from rths_ident.structures.structure import Structure
@@ -127,14 +127,16 @@ class AlphaOS(Integrator):
         p_hat = (
             (1.0 + alpha) * load
             - alpha * state.load
-            - (1.0 + alpha) * (r_pred + c @ v_pred)
-            + alpha * (state.split_restoring_force + c @ state.velocity)
+            - (1.0 + alpha) * (r_pred + sl.matvec(c, v_pred))
+            + alpha * (state.split_restoring_force + sl.matvec(c, state.velocity))
         )
-        a = jnp.linalg.solve(m_hat, p_hat)
+        # small_linalg: products and (for n ≤ 8 DOFs) the solve without dot or LAPACK,
+        # so the record's loop around this step can be one XLA kernel
+        a = sl.solve(m_hat, p_hat)
         u = u_pred + beta * dt**2 * a
         v = v_pred + gamma * dt * a
         correction = u - u_pred
-        r_split = r_pred + k_split @ correction
-        r_num_split = r_num + k_numerical @ correction
+        r_split = r_pred + sl.matvec(k_split, correction)
+        r_num_split = r_num + sl.matvec(k_numerical, correction)
         new_state = AlphaOSState(u, v, a, element_states, r_split, load)
         return new_state, interface_state, StepOutputs(u, v, a, r_num_split, f, column_forces)

@@ -27,6 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from rths_ident import small_linalg
 from rths_ident._params import ParameterError, params_dataclass
 from rths_ident.structures.elements import ElementGroup, batch_size
 
@@ -161,7 +162,7 @@ class Structure(NamedTuple):
         Elements are stepped from their committed ``element_states`` to ``(u, v)`` at
         the end of the step; ``column_forces`` is a tuple of ``[count]`` arrays [N].
         """
-        r = params.linear_stiffness @ u
+        r = small_linalg.matvec(params.linear_stiffness, u)  # no dot: the loop around it can be one kernel
         new_states = []
         column_forces = []
         for group, p, s in zip(self.groups, params.element_params, element_states):
