@@ -21,8 +21,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import jax
-import jax.numpy as jnp
 
+from rths_ident import small_linalg as sl
 from rths_ident.structures.integrator_base import Integrator, StepOutputs
 
 __all__ = ["CentralDifferenceState", "CentralDifference"]
@@ -65,8 +65,8 @@ class CentralDifference(Integrator):
         interface_state, f = interface(interface_params, interface_state, u, v_backward, dt)
         load = self.structure.ground_load(params, ground_accel)
         lhs = m / dt**2 + c / (2.0 * dt)
-        rhs = load - r - f + (2.0 / dt**2) * (m @ u) - (m / dt**2 - c / (2.0 * dt)) @ u_prev
-        u_next = jnp.linalg.solve(lhs, rhs)
+        rhs = load - r - f + (2.0 / dt**2) * sl.matvec(m, u) - sl.matvec(m / dt**2 - c / (2.0 * dt), u_prev)
+        u_next = sl.solve(lhs, rhs)  # small_linalg: the record's loop can be one XLA kernel
         v = (u_next - u_prev) / (2.0 * dt)
         a = (u_next - 2.0 * u + u_prev) / dt**2
         new_state = CentralDifferenceState(u, v, a, element_states, u_next)

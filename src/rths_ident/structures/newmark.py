@@ -23,6 +23,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from rths_ident import small_linalg as sl
 from rths_ident._params import ParameterError
 from rths_ident.structures.integrator_base import Integrator, StepOutputs
 from rths_ident.structures.structure import Structure
@@ -148,7 +149,8 @@ class ExplicitNewmark(Integrator):
         )
         interface_state, f = interface(interface_params, interface_state, u, v_pred, dt)
         load = self.structure.ground_load(params, ground_accel)
-        a = jnp.linalg.solve(m + gamma * dt * c, load - r - f - c @ v_pred)
+        # small_linalg: no dot or LAPACK call, so the record's loop can be one XLA kernel
+        a = sl.solve(m + gamma * dt * c, load - r - f - sl.matvec(c, v_pred))
         v = v_pred + gamma * dt * a
         new_state = NewmarkState(u, v, a, element_states)
         return new_state, interface_state, StepOutputs(u, v, a, r, f, column_forces)
