@@ -162,4 +162,23 @@ def test_marths_command_lines_in_the_docs_parse_and_configure():
     for command in commands:
         args = parser.parse_args(shlex.split(command, comments=True)[1:])
         _, cfg = _scenario_config(args)
-        assert cfg.batch == (args.batch or 0) and cfg.dask == args.dask
+        for study in getattr(cfg, "studies", (cfg,)):  # --record all: a study per record
+            assert study.batch == (args.batch or 0) and study.dask == args.dask
+
+
+def test_run_marths_over_several_records_from_one_command(tmp_path, capsys):
+    out = tmp_path / "records.json"
+    code = main(["run", "marths", "--record", "elcentro,kobe", "--uncertain", "1", "--duration", "7",
+                 "--json", str(out), "--plots", str(tmp_path / "plots"), "--quiet"])
+    assert code == 0
+    metrics = json.loads(out.read_text())
+    assert metrics["records"] == ["elcentro", "kobe"]
+    assert metrics["record_names"] == ["elcentro_1940_marths", "kobe_1995"]
+    for study in metrics["by_record"].values():
+        assert sorted(study["J_uncertain_mean"]) == sorted(f"J{i}" for i in range(1, 11))
+    text = capsys.readouterr().out
+    assert "2 records" in text and "kobe (kobe_1995" in text and "largest over runs and actuators" in text
+    pngs = sorted(p.name for p in (tmp_path / "plots").glob("*.png"))
+    assert "marths_records.png" in pngs and "marths_tracking-kobe.png" in pngs and len(pngs) == 7
+    assert sorted(p.name for p in (tmp_path / "plots").glob("*.h5")) == ["test_record-elcentro.h5",
+                                                                         "test_record-kobe.h5"]

@@ -198,6 +198,8 @@ def _run(args: argparse.Namespace) -> int:
             bar.close()
         if record is not None and record.is_file() and record.stat().st_mtime >= started - 1.0:
             print(f"test record → {record}", file=sys.stderr)
+    for path in result.get("test_records", ()):  # a study over several records writes one each
+        print(f"test record → {path}", file=sys.stderr)
     print(getattr(scenario, "report", _report)(result))
     if plots_dir is not None:
         plots_dir.mkdir(exist_ok=True)  # its parent was checked to exist

@@ -132,7 +132,7 @@ def format_study_summary(record) -> str:
         table.append((name, text))
     lines += _fields(table)
     saturation = sum(row["realisability"]["commands_within_saturation"] for row in rows)
-    limits = sum(row["realisability"]["realisable"] for row in rows)
+    limits = sum(row["realisability"]["limits_respected"] for row in rows)
     lines.append("realisability")
     lines += _fields([("commands within saturation", f"{saturation} of {len(rows)} runs"),
                       ("every limit respected", f"{limits} of {len(rows)} runs")])

@@ -35,9 +35,9 @@ def test_realisability_report_flags_each_limit():
     t = np.arange(2048) / 1024
     ok = np.column_stack([np.sin(2 * np.pi * t)] * 2)
     report = realisability_report(ok, 1e3 * ok, 1e-3 * ok, 1 / 1024)
-    assert report["realisable"] and report["velocity_m_s"]["peak"][0] == pytest.approx(2 * np.pi * 1e-3, rel=1e-3)
+    assert report["limits_respected"] and report["velocity_m_s"]["peak"][0] == pytest.approx(2 * np.pi * 1e-3, rel=1e-3)
     assert not realisability_report(4 * ok, 1e3 * ok, 1e-3 * ok, 1 / 1024)["commands_within_saturation"]
-    assert not realisability_report(ok, 1e4 * ok, 1e-3 * ok, 1 / 1024)["realisable"]
-    assert not realisability_report(ok, 1e3 * ok, 5e-3 * ok, 1 / 1024)["realisable"]
+    assert not realisability_report(ok, 1e4 * ok, 1e-3 * ok, 1 / 1024)["limits_respected"]
+    assert not realisability_report(ok, 1e3 * ok, 5e-3 * ok, 1 / 1024)["limits_respected"]
     with pytest.raises(ParameterError, match="stroke_m"):
         realisability_report(ok, ok, ok[:, :1], 1 / 1024)

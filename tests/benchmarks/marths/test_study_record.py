@@ -160,7 +160,7 @@ def test_a_run_is_recorded_once(tmp_path):
                "J2_estimated": [0.5, 0.25],
                "realisability": {**{name: {"peak": [0.1, 0.2], "within": True}
                                     for name in ("command_v", "force_n", "velocity_m_s", "stroke_m")},
-                                 "commands_within_saturation": True, "realisable": True}}
+                                 "commands_within_saturation": True, "limits_respected": True}}
     with StudyRecorder(tmp_path / "once.h5", StudyConfig(uncertain=1), plants,
                        (t, np.zeros((3, 2)), np.zeros((3, 4)))) as recorder:
         assert recorder.add_run(1, summary) and not recorder.add_run(1, summary)
@@ -170,6 +170,13 @@ def test_a_run_is_recorded_once(tmp_path):
             recorder.attach_history(0, {"stroke": np.zeros((3, 2))})
     rows = study_rows(tmp_path / "once.h5")
     assert [row["run"] for row in rows] == [1] and rows[0]["J"]["J8"] == [1.0, 2.0, 3.0, 4.0]
+    assert rows[0]["realisability"]["limits_respected"]
+    # a record written before the flag was renamed (it was "realisable") still reads
+    import h5py  # noqa: PLC0415
+
+    with h5py.File(tmp_path / "once.h5", "r+") as f:
+        f.move("steps/realisability/limits_respected", "steps/realisability/realisable")
+    assert study_rows(tmp_path / "once.h5")[0]["realisability"]["limits_respected"]
 
 
 def test_no_history_outlives_its_batch(monkeypatch):

@@ -2,7 +2,9 @@
 
 * ``marths_tracking.png`` — η_ns vs η_m (and η̂_m) per actuator, nominal plant (Fig. 23);
 * ``marths_interface.png`` — ψ̂_m vs ψ_ns and the reference ψ at node 4, x and θ (Figs. 24–25);
-* ``marths_indices.png`` — J2, J5, J7 per component over the plants (nominal first).
+* ``marths_indices.png`` — J2, J5, J7 per component over the plants (nominal first);
+* ``marths_records.png`` — a study over several records: J2, J5, J7 per record (the
+  others then carry the record in their names, ``marths_tracking-kobe.png``).
 
 :func:`plot_marths` draws them from a study's result, :func:`plot_study_record` from its
 test record (``rths-ident show RECORD --plots DIR``): the runs it holds, finished or not.
@@ -16,7 +18,8 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-__all__ = ["plot_marths", "plot_study_record", "tracking_figure", "interface_figure", "indices_figure"]
+__all__ = ["plot_marths", "plot_records", "plot_study_record", "tracking_figure", "interface_figure",
+           "indices_figure", "records_figure"]
 
 
 def _save(fig: Figure, path: Path) -> Path:
@@ -32,21 +35,35 @@ def _window(t, x, width=6.0):
     return (t >= start) & (t <= start + width)
 
 
-def plot_marths(result: dict, out_dir) -> list[Path]:
-    """The three figures of a study's result (:func:`~.study.run_study`'s)."""
+def plot_marths(result: dict, out_dir, suffix: str = "") -> list[Path]:
+    """The three figures of a study's result (:func:`~.study.run_study`'s);
+    ``suffix`` ends their names (``"-kobe"``: ``marths_tracking-kobe.png``)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     arrays = result["_arrays"]
     title = f"{result['record']} ×{result['scale']:g}, {result['controller']}, nominal plant"
     nominal = arrays["histories"][0]
     return [
-        _save(tracking_figure(arrays["time"], nominal, result["J_nominal"], title), out / "marths_tracking.png"),
+        _save(tracking_figure(arrays["time"], nominal, result["J_nominal"], title),
+              out / f"marths_tracking{suffix}.png"),
         _save(interface_figure(arrays["time"], arrays["reference_interface"], nominal, result["J_nominal"], title),
-              out / "marths_interface.png"),
+              out / f"marths_interface{suffix}.png"),
         _save(indices_figure(result["J_runs"], list(range(len(result["J_runs"]))),
                              f"{result['record']} ×{result['scale']:g}, {result['controller']}"),
-              out / "marths_indices.png"),
+              out / f"marths_indices{suffix}.png"),
     ]
+
+
+def plot_records(result: dict, out_dir) -> list[Path]:
+    """A study over several records (:func:`~.record_studies.run_record_studies`): each
+    record's three figures (``marths_tracking-kobe.png`` …) and ``marths_records.png``."""
+    out = Path(out_dir)
+    paths = []
+    for record, study in result["by_record"].items():
+        paths += plot_marths(study, out, suffix=f"-{record}")
+    title = f"×{result['scale']:g}, {result['controller']}, {result['uncertain']} uncertain plants each"
+    paths.append(_save(records_figure(result["by_record"], title), out / "marths_records.png"))
+    return paths
 
 
 def plot_study_record(record, out_dir) -> list[Path]:
@@ -149,4 +166,39 @@ def indices_figure(runs: list[dict], run_numbers: list[int], title: str) -> Figu
         ax.legend(fontsize=8, ncol=2, loc="upper center")
         ax.grid(alpha=0.3, axis="y")
     fig.suptitle(f"indices over the plants — {title}\n(nom. = nominal plant; dashed: mean over the uncertain plants)")
+    return fig
+
+
+def records_figure(by_record: dict, title: str) -> Figure:
+    """J2, J5, J7 per record and component: bar = mean over the uncertain plants (the
+    nominal plant's alone without them), whiskers = lowest and highest over all plants,
+    dot = the nominal plant."""
+    fig = Figure(figsize=(11, 4.5))
+    components = (("J2", ("act. 1", "act. 2")), ("J5", ("x4", "θ4")), ("J7", ("x4", "θ4")))
+    records = list(by_record)
+    idx = np.arange(len(records))
+    for k, (name, comp) in enumerate(components):
+        ax = fig.add_subplot(1, 3, k + 1)
+        top = 0.0
+        for c in range(2):
+            color = ("tab:blue", "tab:orange")[c]
+            x = idx + (c - 0.5) * 0.36
+            runs = [np.array([run[name][c] for run in by_record[r]["J_runs"]]) for r in records]
+            mean = [np.mean(v[1:]) if v.size > 1 else v[0] for v in runs]
+            low = [m - np.min(v) for m, v in zip(mean, runs)]
+            high = [np.max(v) - m for m, v in zip(mean, runs)]
+            ax.bar(x, mean, width=0.36, color=color, label=comp[c], yerr=[low, high], capsize=3,
+                   error_kw={"lw": 0.8})
+            ax.plot(x, [v[0] for v in runs], "o", ms=4, color="black", label="nominal plant" if c else None)
+            top = max(top, max(np.max(v) for v in runs))
+        if np.isfinite(top) and top > 0:
+            ax.set_ylim(0.0, 1.3 * top)  # headroom: the legend above the bars
+        ax.set_xticks(idx)
+        ax.set_xticklabels(records)
+        ax.set_ylabel(f"{name} [%]")
+        ax.set_title(name)
+        ax.legend(fontsize=7, ncol=3, loc="upper center", columnspacing=0.8, handlelength=1.2)
+        ax.grid(alpha=0.3, axis="y")
+    fig.suptitle(f"indices per record — {title}\n(bar: mean over the uncertain plants; whiskers: lowest to "
+                 "highest plant; dot: nominal plant)")
     return fig

@@ -22,11 +22,13 @@ __all__ = ["StudyProgress"]
 
 class StudyProgress:
     """``progress(done, total)``: redraws the line (module doc); a newline once
-    ``done == total``. stream: where to write (default stderr); clock: seconds."""
+    ``done == total``. stream: where to write (default stderr); clock: seconds; label:
+    the line's first word (a study of several records names the record)."""
 
     width = 30
 
-    def __init__(self, stream=None, clock=_time.monotonic):
+    def __init__(self, stream=None, clock=_time.monotonic, label: str = "marths"):
+        self.label = label
         self.stream = sys.stderr if stream is None else stream
         self.clock = clock
         self.started = clock()
@@ -41,7 +43,7 @@ class StudyProgress:
 
     def line(self, done: int, total: int, now: float) -> str:
         filled = self.width * done // max(total, 1)
-        return (f"  marths [{'#' * filled}{'.' * (self.width - filled)}] {done}/{total} runs, "
+        return (f"  {self.label} [{'#' * filled}{'.' * (self.width - filled)}] {done}/{total} runs, "
                 f"{now - self.started:.1f} s elapsed, ETA {self.eta_s(done, total, now):.1f} s")
 
     def __call__(self, done: int, total: int) -> None:

@@ -3,7 +3,8 @@
 Per actuator: the command voltage within the saturation (the package's ``S5`` calls a
 controller *realisable* when both commands stay below ``sat_limit`` = 3.8 V), the force
 within the 9340 N capacity, the stroke velocity within 25 mm/s, the stroke within ±4 mm.
-``realisable`` here asks all four; ``commands_within_saturation`` is the package's test.
+``limits_respected`` asks all four; ``commands_within_saturation`` is the package's test
+(the study's ``realisable``).
 """
 
 from __future__ import annotations
@@ -39,5 +40,5 @@ def realisability_report(command_v, force_n, stroke_m, dt: float, saturation_v: 
         report[name] = {"peak": [float(p) for p in peak], "limit": limit, "unit": unit,
                         "within": bool(finite and np.all(peak <= limit))}
     report["commands_within_saturation"] = report["command_v"]["within"]
-    report["realisable"] = all(report[name]["within"] for name in limits)
+    report["limits_respected"] = all(report[name]["within"] for name in limits)
     return report

@@ -59,7 +59,7 @@ ROW_UNITS = {
     **{f"realisability/{name}/peak": unit for name, (_, unit) in LIMITS.items()},
     **{f"realisability/{name}/within": "1 (bool: both actuators within the limit)" for name in LIMITS},
     "realisability/commands_within_saturation": "1 (bool: the package's realisability test)",
-    "realisability/realisable": "1 (bool: every limit respected)",
+    "realisability/limits_respected": "1 (bool: every limit respected)",
 }
 
 #: units of a run's time history (the fused engine's fast and NS logs, N steps at 1024 Hz)
@@ -149,7 +149,7 @@ class StudyRecorder:
                 **{name: {"peak": np.asarray(report[name]["peak"], dtype=float),
                           "within": np.bool_(report[name]["within"])} for name in LIMITS},
                 "commands_within_saturation": np.bool_(report["commands_within_saturation"]),
-                "realisable": np.bool_(report["realisable"]),
+                "limits_respected": np.bool_(report["limits_respected"]),
             },
         }
         self.writer.append(row)
@@ -192,7 +192,9 @@ def study_rows(record) -> list[dict]:
                          "limit": limits[name]["limit"], "unit": limits[name]["unit"],
                          "within": bool(steps[f"realisability/{name}/within"][k])} for name in LIMITS}
         report["commands_within_saturation"] = bool(steps["realisability/commands_within_saturation"][k])
-        report["realisable"] = bool(steps["realisability/realisable"][k])
+        # records written before 2026-11-24 call it "realisable"
+        respected = steps.get("realisability/limits_respected", steps.get("realisability/realisable"))
+        report["limits_respected"] = bool(respected[k])
         rows.append({
             "run": int(steps["run"][k]),
             "seed": int(steps["seed"][k]),
