@@ -64,8 +64,8 @@ def test_vmapped_batches_give_the_one_by_one_numbers():
 
 def test_a_batch_is_one_kernel_and_shares_the_ns_matrices():
     """The batched record loop compiles to one small-loop kernel (no library dot or
-    fusion inside: small_loop_kernels), with the NS's 29×29 matrices passed once, not
-    stacked per run."""
+    fusion inside: small_loop_kernels), with the NS's modal shapes and load projections
+    passed once, not stacked per run."""
     import jax.numpy as jnp
 
     from rths_ident import small_loop_kernels
@@ -81,8 +81,9 @@ def test_a_batch_is_one_kernel_and_shares_the_ns_matrices():
     site = site._replace(plant=stack_plants([true_plant(p, dt) for p in plants]))
     nsp = ns_params(model, dt)
     initial = st.batch_initial_state(site, nsp, [1, 2, 3])
-    assert initial.ns_params.newmark.effective_inverse.shape == (29, 29)
-    assert initial.ns_state.displacement.shape == (3, 29)
+    assert initial.ns_params.modal.output_shapes.shape == (6, 29)  # shared: no run axis
+    assert initial.ns_params.modal.load_projection.shape == (29, 3)
+    assert initial.ns_state.coordinate.shape == (3, 29)
     ag = jnp.asarray(st.ground_motion(cfg.record, cfg.scale, cfg.duration))
     text = st._batched_runner("lqg", dt).lower(site, initial, ag).compile().as_text()
     loops = small_loop_kernels.loop_kernels(text)

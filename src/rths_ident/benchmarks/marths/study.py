@@ -179,9 +179,9 @@ _INITIAL_AXES = LoopState(ns_state=0, fast_state=0, slow_input=0, ns_params=None
 def _batched_runner(law: str, dt: float):
     """The fused loop ``vmap``-ed over runs: the true plant and the initial state (noise
     seed) per run, the rest of the site and the NS's matrices shared (jitted once per
-    law). Shared matrices matter: the NS's three 29×29 products per step then act on the
-    whole batch at once (a 29×29 by 29×B product), instead of one stacked copy of each
-    matrix per run read from memory every step."""
+    law). Shared matrices matter: the NS's modal projections (29×3 loads, 6×29 outputs)
+    and per-mode constants are then read once per step for the whole batch, instead of
+    one stacked copy per run."""
     key = ("batch", law, dt)
     if key not in _RUNNERS:
         functions = SlowStepFunctions(make_chunk(law, dt), _no_identifier, _never, _keep,

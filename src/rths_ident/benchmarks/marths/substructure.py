@@ -7,8 +7,13 @@ DOFs it feeds back (digest §2, §13 A.4). Removing instead the whole physical f
 SAP difference of :mod:`.model`) leaves joint 7, the verticals and the pinned bases
 without the frame the lab does not drive there: with a perfect transfer system that
 hybrid structure misses the reference by ~70 % (J7), while this one only adds the
-one-step lag. All 29 equations, average-acceleration Newmark at 1024 Hz
-(:mod:`rths_ident.structures.linear_newmark`).
+one-step lag. All 29 equations, average-acceleration Newmark at 1024 Hz, stepped in
+the modal coordinates of (M_ns, K_ns) (:mod:`rths_ident.structures.modal_newmark`): C_ns
+is Rayleigh (a0 M_ns + a1 K_ns, the reference's coefficients on both the reference and
+the ES part it removes), so the step is the physical effective-stiffness Newmark of
+:mod:`rths_ident.structures.linear_newmark` up to rounding, at O(29) operations for the
+coordinates plus the two projections (29×3 for the ground and feedback loads, 6×29 for
+the six DOFs read) instead of three 29×29 products.
 The ground term keeps the full mass (Eq. 6). The feedback f̂_m = [F_m4, M_m4] (paper
 coordinates) acts at x4 and θ4 only — the transfer system drives node 4 only (§3.4.2) —
 and is subtracted like an internal force. Step k uses the feedback of the chunk that
@@ -25,31 +30,27 @@ from typing import NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
-from rths_ident import small_linalg as sl
 from rths_ident.benchmarks.marths.force_estimation import reduced_specimen
 from rths_ident.benchmarks.marths.ideal_partition import INTERFACE_NAMES, UPPER_NAMES
 from rths_ident.benchmarks.marths.model import MarthsModel
-from rths_ident.structures.linear_newmark import (
-    LinearNewmarkParams,
-    linear_newmark_init,
-    linear_newmark_params,
-    linear_newmark_step,
+from rths_ident.structures.modal_newmark import (
+    ModalNewmarkParams,
+    modal_newmark_init,
+    modal_newmark_output,
+    modal_newmark_params,
+    modal_newmark_step,
 )
 
 __all__ = ["NSParams", "ns_matrices", "ns_params", "ns_init", "ns_step"]
 
 
 class NSParams(NamedTuple):
-    """newmark: the NS's Newmark params (29 equations); ground_mass (29,) [kg];
-    interface (2,) int: positions of x4, θ4; interface_sign (2,); upper (4,) int and
-    upper_sign (4,): x2, θ2, x3, θ3."""
+    """modal: the NS's modal Newmark params (29 modes) with the load input
+    w = [ẍ_g [m/s²], F_m4 [N], M_m4 [N·m]] (load distribution [−m_g, −P], P placing the
+    feedback at x4, θ4 with the paper-coordinate signs) and the outputs ψ = [x4, θ4, x2,
+    θ2, x3, θ3] [m, rad] (paper coordinates)."""
 
-    newmark: LinearNewmarkParams
-    ground_mass: jnp.ndarray
-    interface: jnp.ndarray
-    interface_sign: jnp.ndarray
-    upper: jnp.ndarray
-    upper_sign: jnp.ndarray
+    modal: ModalNewmarkParams
 
 
 def ns_matrices(model: MarthsModel) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -66,25 +67,26 @@ def ns_matrices(model: MarthsModel) -> tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
 def ns_params(model: MarthsModel, dt: float) -> NSParams:
-    newmark = linear_newmark_params(*ns_matrices(model), dt)
+    mass, damping, stiffness = ns_matrices(model)
+    n = mass.shape[0]
 
-    def where(names):
-        return jnp.asarray([model.equations[n] for n in names]), jnp.asarray([model.sign(n) for n in names])
+    def placement(names):  # ±1 at each named equation, one column per name (29, len(names))
+        matrix = np.zeros((n, len(names)))
+        matrix[[model.equations[name] for name in names], range(len(names))] = [model.sign(name) for name in names]
+        return matrix
 
-    return NSParams(newmark, jnp.asarray(model.ground_mass), *where(INTERFACE_NAMES), *where(UPPER_NAMES))
+    loads = np.column_stack([-np.asarray(model.ground_mass), -placement(INTERFACE_NAMES)])
+    outputs = placement(INTERFACE_NAMES + UPPER_NAMES).T
+    return NSParams(modal_newmark_params(mass, damping, stiffness, dt, load_distribution=loads, outputs=outputs))
 
 
 def ns_init(params: NSParams):
-    return linear_newmark_init(params.ground_mass.shape[0])
+    return modal_newmark_init(params.modal)
 
 
 def ns_step(params: NSParams, state, feedback, ground_accel):
-    load = -params.ground_mass * ground_accel
-    # the feedback placed on the interface equations with a ±1 placement matrix rather
-    # than a scatter: XLA emits a loop holding a scatter thunk by thunk (small_loop_kernels)
-    rows = jnp.arange(load.shape[0])[:, None] == params.interface[None, :]
-    load = load - sl.matvec(rows * params.interface_sign[None, :], feedback)
-    state = linear_newmark_step(params.newmark, state, load)
-    u = state.displacement
-    target = params.interface_sign * u[params.interface]
-    return state, target, {"psi_interface": target, "psi_upper": params.upper_sign * u[params.upper]}
+    load_input = jnp.concatenate([jnp.reshape(ground_accel, (1,)), feedback])
+    state = modal_newmark_step(params.modal, state, load_input)
+    psi = modal_newmark_output(params.modal, state.coordinate)
+    target = psi[:2]
+    return state, target, {"psi_interface": target, "psi_upper": psi[2:]}
