@@ -77,6 +77,14 @@ def test_random_rayleigh_structure_with_massless_dofs_matches_the_physical_step(
     assert np.abs(got - expected).max() < 1e-9 * np.abs(expected).max()
 
 
+def test_a_structure_without_mass_matches_the_physical_step():
+    """M = 0: every modal equation is first-order (c_i q̇ + q = f)."""
+    _, _, stiffness = _random_rayleigh(n=4, massless=0, seed=8)
+    inputs = np.random.default_rng(9).normal(size=(500, 4)) * 1e3
+    got, expected = _both(np.zeros((4, 4)), 2e-3 * stiffness, stiffness, inputs, np.eye(4), np.eye(4))
+    assert np.abs(got - expected).max() < 1e-9 * np.abs(expected).max()
+
+
 def test_velocity_and_acceleration_map_back_too():
     """Φ q̇ and Φ q̈ are the physical u̇, ü (same outputs function)."""
     mass, damping, stiffness = _random_rayleigh(n=5, massless=1, seed=5)
