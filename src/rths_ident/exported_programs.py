@@ -146,28 +146,67 @@ class CompiledProgram:
         return jax.tree_util.tree_unflatten(self.out_tree, self._compiled(*leaves))
 
 
-def compile_program(name: str, key: Any, fn: Callable, args: Sequence, digest_arrays: Sequence = ()) -> CompiledProgram:
+def compile_program(name: str, key: Any, fn: Callable, args: Sequence, digest_arrays: Sequence = (),
+                    compiler_options: dict | None = None) -> CompiledProgram:
     """``fn`` (a pure function of the pytrees ``args``: arrays, or
     :class:`jax.ShapeDtypeStruct` leaves) compiled for ``args``' shapes. ``key`` must
     determine everything ``fn`` bakes into the program that is not in this package's
     sources or in ``digest_arrays`` (None: never stored; see :func:`package_key`). Loaded from the store when it holds the program for this key, else traced (and,
-    with the store on, exported and stored). The result computes the same either way."""
+    with the store on, exported and stored). The result computes the same either way.
+    ``compiler_options``: XLA options of this compilation alone (``Lowered.compile``'s;
+    part of the persistent cache's key)."""
+    return prepare_program(name, key, fn, args, digest_arrays).compile(compiler_options)
+
+
+class PreparedProgram:
+    """A program traced and lowered (or loaded from the store), not compiled yet:
+    :meth:`compile` is XLA's work alone, which releases the interpreter lock — so a
+    caller can trace on its own thread and compile on another while it goes on
+    (:func:`prepare_program`)."""
+
+    def __init__(self, compile_lowered: Callable[[dict | None], CompiledProgram]):
+        self._compile_lowered = compile_lowered
+
+    def compile(self, compiler_options: dict | None = None) -> CompiledProgram:
+        """XLA's compilation (a persistent-cache hit when an earlier run compiled it with
+        the same ``compiler_options``: XLA options of this compilation alone)."""
+        return self._compile_lowered(compiler_options)
+
+
+def prepare_program(name: str, key: Any, fn: Callable, args: Sequence, digest_arrays: Sequence = ()) -> PreparedProgram:
+    """:func:`compile_program` up to XLA's compilation: the Python work (load or trace,
+    export and store, lower the call) happens here, the compilation in
+    :meth:`PreparedProgram.compile`. The same program either way."""
     leaves, in_tree = jax.tree_util.tree_flatten(tuple(args))
     digest = None if _directory is None else program_digest(name, key, args, digest_arrays)
     if digest is None:
         jitted = fn if hasattr(fn, "lower") else jax.jit(fn)
-        return _TracedProgram(jitted.lower(*args).compile(), in_tree)
+        lowered = jitted.lower(*args)
+        return PreparedProgram(lambda options: _TracedProgram(lowered.compile(options), in_tree))
     path = _directory / f"{name}-{digest}.pkl"
     loaded = _load(path, digest, leaves)
     if loaded is not None:
         exported, out_tree = loaded
         try:
-            return CompiledProgram(_compile_call(exported, leaves), in_tree, out_tree, "loaded")
+            lowered = _lower_call(exported, leaves)
         except Exception as error:  # a program JAX cannot load any more: trace it again
             _LOG.debug("exported program %s not usable (%s); tracing it again", path.name, error)
+        else:
+            def compile_loaded(options):
+                try:
+                    return CompiledProgram(lowered.compile(options), in_tree, out_tree, "loaded")
+                except Exception as error:  # as above, found at compilation
+                    _LOG.debug("exported program %s not usable (%s); tracing it again", path.name, error)
+                    return _export_and_store(path, digest, fn, in_tree, leaves).compile(options)
+            return PreparedProgram(compile_loaded)
+    return _export_and_store(path, digest, fn, in_tree, leaves)
+
+
+def _export_and_store(path: Path, digest: str, fn: Callable, in_tree, leaves) -> PreparedProgram:
     exported, out_tree = _export(fn, in_tree, leaves)
     _store(path, digest, exported, out_tree)
-    return CompiledProgram(_compile_call(exported, leaves), in_tree, out_tree, "exported")
+    lowered = _lower_call(exported, leaves)
+    return PreparedProgram(lambda options: CompiledProgram(lowered.compile(options), in_tree, out_tree, "exported"))
 
 
 class _TracedProgram(CompiledProgram):
@@ -192,10 +231,10 @@ def _export(fn: Callable, in_tree, leaves):
     return exported, out_trees[-1]
 
 
-def _compile_call(exported, leaves):
-    """The exported program's call, lowered and compiled (the same module in every run,
-    so the persistent compilation cache finds what the first run compiled)."""
-    return jax.jit(exported.call).lower(*leaves).compile()
+def _lower_call(exported, leaves):
+    """The exported program's call, lowered (the same module in every run, so the
+    persistent compilation cache finds what the first run compiled)."""
+    return jax.jit(exported.call).lower(*leaves)
 
 
 def _load(path: Path, digest: str, leaves) -> tuple | None:

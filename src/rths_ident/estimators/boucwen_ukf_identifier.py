@@ -595,10 +595,26 @@ class DegradingBoucWenUKFIdentifier(_JointUKFIdentifier):
             initial_state={"hysteretic_force": r0, "dissipated_energy": H0},
             convergence_tolerance=self.convergence_tolerance,
         )  # fmt: skip
-        self.joint_state = _joint.init(self.joint_params, float(displacement0))
+        # the filter's state is computed when first used (a handful of small compiled
+        # programs): an online identifier built from this configuration never uses it
+        self._joint_state, self._displacement0 = None, float(displacement0)
         self._n_states = 2
         self.history: UKFHistory | None = None
         self._process_cov = np.diag(process_std**2)
+
+    @property
+    def joint_state(self):
+        """The joint filter's state (:class:`~rths_ident.estimators.joint_ukf_identifier.JointUKFState`),
+        at the initial guess until the first :meth:`step` or :meth:`run`."""
+        if self._joint_state is None:
+            from rths_ident.estimators import joint_ukf_identifier as _joint  # noqa: PLC0415
+
+            self._joint_state = _joint.init(self.joint_params, self._displacement0)
+        return self._joint_state
+
+    @joint_state.setter
+    def joint_state(self, value):
+        self._joint_state = value
 
     @property
     def state(self):

@@ -203,14 +203,14 @@ def ukf_init(
     if lower is not None and upper is not None and np.any(lower > upper):
         raise ParameterError(f"lower_bound must be <= upper_bound; got {lower} > {upper}")
     params = UKFParams(
-        process_noise_cov=jnp.asarray(Q),
-        measurement_noise_cov=jnp.asarray(R),
-        mean_weights=jnp.asarray(spec.mean_weights),
-        covariance_weights=jnp.asarray(spec.covariance_weights),
+        process_noise_cov=_on_device(Q),
+        measurement_noise_cov=_on_device(R),
+        mean_weights=_on_device(spec.mean_weights),
+        covariance_weights=_on_device(spec.covariance_weights),
         sigma_spread=float(spec.spread),
         dt=float(dt),
-        lower_bound=None if lower is None else jnp.asarray(lower),
-        upper_bound=None if upper is None else jnp.asarray(upper),
+        lower_bound=None if lower is None else _on_device(lower),
+        upper_bound=None if upper is None else _on_device(upper),
         sqrt_method=spec.sqrt_method,
         sigma_subtract=spec.subtract,
         x_mean_fn=x_mean_fn,
@@ -221,7 +221,13 @@ def ukf_init(
         sigma_kind=spec.kind,
         sigma_generator=spec.generator,
     )
-    return params, UKFState(jnp.asarray(x0), jnp.asarray(P0))
+    return params, UKFState(_on_device(x0), _on_device(P0))
+
+
+def _on_device(values) -> jax.Array:
+    """A set-up array as a JAX array: ``jax.device_put`` of its NumPy value, the array
+    ``jnp.asarray`` gives, without the small program per shape ``jnp.asarray`` compiles."""
+    return jax.device_put(np.asarray(values))
 
 
 def _clip(params: UKFParams, values):

@@ -178,14 +178,27 @@ def compiled_fused_runner(test: HybridTest, initial: LoopState | None = None):
     ``test.key`` is a configuration of this package: the key is ``test.key``, the
     arguments' shapes and the record). Without ``initial`` it is
     compiled for the shapes of the loop's arguments alone (:func:`loop_argument_shapes`),
-    so the arguments' values can be computed meanwhile on another thread."""
+    so the arguments' values can be computed meanwhile on another thread; it is then
+    :func:`prepared_fused_runner`'s program (traced earlier, perhaps on another thread)."""
     def make():
-        args = (loop_argument_shapes(test) if initial is None
-                else (fast_params(test.fast_side), initial, jnp.asarray(test.ground_accel)))
+        if initial is None:
+            return prepared_fused_runner(test).compile()
+        args = (fast_params(test.fast_side), initial, jnp.asarray(test.ground_accel))
         return exported_programs.compile_program("fused-loop", exported_programs.package_key(test.key),
                                                  make_fused_runner(slow_step_functions(test)), args,
                                                  digest_arrays=(test.ground_accel,))
     return _cached("fused", test, make)
+
+
+def prepared_fused_runner(test: HybridTest) -> exported_programs.PreparedProgram:
+    """The fused loop traced and lowered (or loaded from the store) for the shapes of its
+    arguments, not compiled yet (cached per test key): a run traces it on its main
+    thread, where nothing else then holds the interpreter, and compiles it on a worker
+    (:meth:`~rths_ident.exported_programs.PreparedProgram.compile` releases the lock)
+    while the main thread computes the loop's arguments and the reference."""
+    return _cached("fused-prepared", test, lambda: exported_programs.prepare_program(
+        "fused-loop", exported_programs.package_key(test.key), make_fused_runner(slow_step_functions(test)),
+        loop_argument_shapes(test), digest_arrays=(test.ground_accel,)))
 
 
 def loop_argument_shapes(test: HybridTest) -> tuple:
@@ -240,7 +253,7 @@ def run_loop(test: HybridTest, engine: str = "fused", variant: str = "updating",
     if engine == "fused":
         parameters, initial = loop_arguments(test, variant)
         runner = compiled_fused_runner(test, initial)
-        ag = jnp.asarray(test.ground_accel)
+        ag = jax.device_put(np.asarray(test.ground_accel))  # jnp.asarray would compile a small program
         if recorder is not None:
             recorder.start(engine)
         start = _time.perf_counter()

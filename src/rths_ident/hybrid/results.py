@@ -19,7 +19,14 @@ import numpy as np
 
 from rths_ident import metrics
 from rths_ident._params import ParameterError
-from rths_ident.hybrid.hybrid_test import HybridTest, compiled_fused_runner, loop_arguments, run_loop, virtual_site
+from rths_ident.hybrid.hybrid_test import (
+    HybridTest,
+    compiled_fused_runner,
+    loop_arguments,
+    prepared_fused_runner,
+    run_loop,
+    virtual_site,
+)
 from rths_ident.hybrid.realtime import RealTimePacer
 from rths_ident.hybrid.recording import open_run_record
 
@@ -157,11 +164,14 @@ def _run_variants(cfg, test: HybridTest, engine: str, compare: bool, progress, d
                   start_all: float, realtime: bool = False, clock: PhaseClock | None = None) -> dict:
     clock = PhaseClock() if clock is None else clock
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as background:
-        # the loop compiles for its arguments' shapes (XLA releases the interpreter) while
-        # the reference runs and the arguments' values are computed: the phase lines then
-        # read "building" up to both, "compiling" what is left of the compilation
+        # the loop is traced here first (Python: nothing else then holds the interpreter
+        # lock) and compiled for its arguments' shapes on the worker (XLA releases the
+        # lock) while the arguments' values and the reference are computed: the phase
+        # lines then read "building" up to both, "compiling" what is left of the compilation
+        if engine == "fused":
+            prepared_fused_runner(test)
         compiling = background.submit(_compile_loop, test, engine)
-        if engine == "fused":  # first: its many small programs compile before the loop's big one starts
+        if engine == "fused":
             jax.block_until_ready(loop_arguments(test, _variant(cfg, cfg.updating)))
         reference_response, reference_force = test.reference()
         clock.lap("building")
