@@ -327,11 +327,12 @@ def make_params(
                              lower_bound=lower_bound, upper_bound=upper_bound)
     return JointUKFParams(
         model_params=guess_params,
-        parameter_reference=jnp.asarray(reference),
-        state_scale=jnp.asarray(scale),
-        diffusion=jnp.asarray(np.concatenate([s_diff / scale, p_diff])),
-        initial_std=jnp.asarray(initial_std),
-        initial_model_state=jnp.asarray(flat0 / scale),
+        # jax.device_put: the arrays jnp.asarray gives, without a small program per shape
+        parameter_reference=jax.device_put(np.asarray(reference)),
+        state_scale=jax.device_put(np.asarray(scale)),
+        diffusion=jax.device_put(np.concatenate([s_diff / scale, p_diff])),
+        initial_std=jax.device_put(np.asarray(initial_std)),
+        initial_model_state=jax.device_put(np.asarray(flat0 / scale)),
         ukf=ukf_params,
         convergence_tolerance=convergence_tolerance,
         hold_time=hold_time,

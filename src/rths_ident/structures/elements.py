@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from rths_ident.models import ElementInputs
 
@@ -82,6 +83,15 @@ def _scatter_force(n_dof: int, top_dof: int, bottom_dof: int | None, force):
 
 
 def _scatter_stiffness(n_dof: int, top_dof: int, bottom_dof: int | None, stiffness):
+    if not isinstance(stiffness, jax.core.Tracer):  # set-up: NumPy, the same sums (no small programs)
+        mat = np.zeros((n_dof, n_dof), dtype=np.result_type(np.asarray(stiffness).dtype, np.float64))
+        k = np.asarray(stiffness, dtype=mat.dtype)
+        mat[top_dof, top_dof] += k
+        if bottom_dof is not None:
+            mat[bottom_dof, bottom_dof] += k
+            mat[top_dof, bottom_dof] += -k
+            mat[bottom_dof, top_dof] += -k
+        return jax.device_put(mat)
     mat = jnp.zeros((n_dof, n_dof), dtype=jnp.result_type(stiffness, jnp.float64))
     mat = mat.at[top_dof, top_dof].add(stiffness)
     if bottom_dof is not None:

@@ -67,6 +67,14 @@ class PartitionedStructure(NamedTuple):
     column: int
 
 
+def _take(leaf, index):
+    """``leaf[index]`` (an int or an integer array): NumPy's copy put on the device for
+    set-up values (JAX's indexing compiles small programs), JAX's for traced ones."""
+    if isinstance(leaf, jax.core.Tracer):
+        return leaf[index]
+    return jax.device_put(np.asarray(leaf)[index])
+
+
 def partition_column(
     building: ShearBuilding,
     storey: int = 1,
@@ -94,7 +102,7 @@ def partition_column(
         )
     col = int(column) % group.count
     batched = building.column_params[g_index]
-    removed_params = jax.tree_util.tree_map(lambda leaf: leaf[col], batched)
+    removed_params = jax.tree_util.tree_map(lambda leaf: _take(leaf, col), batched)
     keep = np.array([i for i in range(group.count) if i != col], dtype=int)
 
     groups = []
@@ -104,7 +112,7 @@ def partition_column(
             if keep.size == 0:
                 continue
             g = g._replace(count=int(keep.size))
-            p = jax.tree_util.tree_map(lambda leaf: leaf[keep], p)
+            p = jax.tree_util.tree_map(lambda leaf: _take(leaf, keep), p)
         groups.append(g)
         params.append(p)
 
@@ -119,11 +127,11 @@ def partition_column(
     mass[top, top] -= specimen_mass
     c = np.zeros((n, n)) if damping is None else np.asarray(damping, dtype=float)
     interface = InterfaceElement(model=group.model, top_dof=top, bottom_dof=group.bottom_dof, n_dof=n)
-    numerical_params = StructureParams(
-        mass=jnp.asarray(mass),
-        damping=jnp.asarray(c),
-        linear_stiffness=jnp.zeros((n, n)),
-        ground_mass=jnp.asarray(building.floor_masses.copy()),  # FULL M ι (Eq. 3.3)
+    numerical_params = StructureParams(  # jax.device_put: jnp.asarray / jnp.zeros compile small programs
+        mass=jax.device_put(mass),
+        damping=jax.device_put(c),
+        linear_stiffness=jax.device_put(np.zeros((n, n))),
+        ground_mass=jax.device_put(building.floor_masses.copy()),  # FULL M ι (Eq. 3.3)
         element_params=tuple(params),
         interface_stiffness=interface.initial_nodal_stiffness(removed_params, building.linearisation_dt),
     )

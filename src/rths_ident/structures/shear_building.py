@@ -50,7 +50,10 @@ class StoreyColumns(NamedTuple):
 def _as_batched(params, count: int, where: str):
     leaves = jax.tree_util.tree_leaves(params)
     if leaves and all(jnp.ndim(leaf) == 0 for leaf in leaves):
-        return jax.tree_util.tree_map(lambda leaf: jnp.full((count,), leaf, dtype=jnp.float64), params)
+        if any(isinstance(leaf, jax.core.Tracer) for leaf in leaves):
+            return jax.tree_util.tree_map(lambda leaf: jnp.full((count,), leaf, dtype=jnp.float64), params)
+        # set-up values: NumPy's copies put on the device (jnp.full compiles small programs)
+        return jax.tree_util.tree_map(lambda leaf: jax.device_put(np.full((count,), leaf, dtype=np.float64)), params)
     try:
         size = batch_size(params)
     except ValueError as exc:
@@ -159,11 +162,11 @@ class ShearBuilding:
         viscous matrix (default none; e.g. ``self.rayleigh_damping()[0]``)."""
         n = self.n_dof
         c = np.zeros((n, n)) if damping is None else np.asarray(damping, dtype=float)
-        params = StructureParams(
-            mass=jnp.asarray(self.mass_matrix),
-            damping=jnp.asarray(c),
-            linear_stiffness=jnp.zeros((n, n)),
-            ground_mass=jnp.asarray(self.floor_masses.copy()),
+        params = StructureParams(  # jax.device_put: jnp.asarray / jnp.zeros compile small programs
+            mass=jax.device_put(self.mass_matrix),
+            damping=jax.device_put(c),
+            linear_stiffness=jax.device_put(np.zeros((n, n))),
+            ground_mass=jax.device_put(self.floor_masses.copy()),
             element_params=self.column_params,
         )
         self.structure.check_params(params)

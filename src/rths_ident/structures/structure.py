@@ -103,8 +103,8 @@ class StructureParams:
                 raise ParameterError(f"StructureParams.ground_mass must have shape ({n},) [kg]; got {g.shape}")
             if not np.all(np.isfinite(g)):
                 raise ParameterError("StructureParams.ground_mass must be finite")
-        if self.interface_stiffness is None:
-            object.__setattr__(self, "interface_stiffness", jnp.zeros((n, n)))
+        if self.interface_stiffness is None:  # (jax.device_put: jnp.zeros compiles a small program)
+            object.__setattr__(self, "interface_stiffness", jax.device_put(np.zeros((n, n))))
         if not isinstance(self.element_params, tuple):
             raise ParameterError(
                 "StructureParams.element_params must be a tuple (one batched Params per element group)"
