@@ -198,3 +198,44 @@ def test_only_keys_of_this_package_are_stored(store):
     assert exported_programs.package_key(("own-hybrid-test", 2.0)) is None  # examples/own_hybrid_test.py's
     assert exported_programs.compile_program("loop", None, _loop, _arguments()).source == "traced"
     assert exported_programs.compile_program("loop", config, _loop, _arguments()).source == "exported"
+
+
+@pytest.mark.parametrize("stored", [True, False])
+def test_a_program_prepared_here_and_compiled_on_another_thread_is_the_same_program(stored, tmp_path):
+    """``rths-ident run`` traces the loop on its main thread and compiles it on a worker
+    (prepare_program, then PreparedProgram.compile): the same program as compile_program's,
+    exported then loaded with the store on, traced without it."""
+    import concurrent.futures
+
+    before = exported_programs.directory()
+    if stored:
+        exported_programs.enable(tmp_path)
+    else:
+        exported_programs.disable()
+    try:
+        args = _arguments()
+        prepared = exported_programs.prepare_program("loop", ("case", 1), _loop, args)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as worker:
+            program = worker.submit(prepared.compile).result()
+        assert program.source == ("exported" if stored else "traced")
+        assert _leaves_equal(program(*args), jax.jit(_loop)(*args))
+        again = exported_programs.prepare_program("loop", ("case", 1), _loop, args).compile()
+        assert again.source == ("loaded" if stored else "traced")
+        assert _leaves_equal(again(*args), program(*args))
+    finally:
+        exported_programs.enable(before) if before is not None else exported_programs.disable()
+
+
+def test_compiler_options_are_those_of_one_compilation(store):
+    """``compiler_options`` reach XLA for this program alone: an invalid option is
+    XLA's error; a lower optimisation level computes the same numbers to rounding."""
+    args = _arguments()
+    default = exported_programs.compile_program("loop", ("case", 1), _loop, args)
+    level0 = exported_programs.compile_program("loop", ("case", 1), _loop, args,
+                                               compiler_options={"xla_backend_optimization_level": 0})
+    assert level0.source == "loaded"
+    for a, b in zip(jax.tree_util.tree_leaves(level0(*args)), jax.tree_util.tree_leaves(default(*args))):
+        np.testing.assert_allclose(np.asarray(a, float), np.asarray(b, float), rtol=1e-13, atol=1e-15)
+    with pytest.raises(Exception, match="no_such_xla_option"):
+        exported_programs.compile_program("loop", ("case", 1), _loop, args,
+                                          compiler_options={"no_such_xla_option": 1})

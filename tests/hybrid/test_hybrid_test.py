@@ -69,3 +69,26 @@ def test_the_three_variants_compile_one_program():
     finally:
         logger.removeHandler(listener)
     assert listener.names == ["jit(initial_state)"]
+
+
+def test_the_run_traces_the_loop_once_and_compiles_what_it_traced(monkeypatch):
+    """``rths-ident run`` traces the loop on its main thread (prepared_fused_runner) and
+    compiles it on a worker (compiled_fused_runner without arguments): the compilation
+    is of the prepared program, not a second trace."""
+    from rths_ident import exported_programs
+    from rths_ident.hybrid import hybrid_test
+    from rths_ident.hybrid.hybrid_test import compiled_fused_runner, prepared_fused_runner
+
+    traced = []
+    prepare = exported_programs.prepare_program
+    monkeypatch.setattr(exported_programs, "prepare_program",
+                        lambda name, *args, **kwargs: traced.append(name) or prepare(name, *args, **kwargs))
+    test = lf.build(lf.LugreFrameConfig(duration=0.5, seed=13))  # a key no other test compiled
+    try:
+        prepared = prepared_fused_runner(test)
+        monkeypatch.setattr(prepared, "_compile_lowered", lambda options: ("compiled", options))
+        assert compiled_fused_runner(test) == ("compiled", None)
+        assert traced == ["fused-loop"]
+    finally:
+        for kind in ("fused", "fused-prepared"):
+            hybrid_test._CACHE.pop((kind, test.key), None)

@@ -6,6 +6,11 @@ modes of a uniform 3-storey shear building, and the step-wise engine for the fus
 The full 31.2 s numbers are in docs/hybrid/bw_frame.md (``rths-ident run bw-frame``).
 """
 
+import json
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 
@@ -254,3 +259,39 @@ def test_frame_geometry_is_data_not_code():
     np.testing.assert_allclose(opensees, native, rtol=0, atol=1e-7 * np.max(np.abs(native)))
     with pytest.raises(ParameterError, match="tested_column"):
         bf.BWFrameConfig(columns_per_storey=2, tested_column=2)
+
+
+_SETUP_PROGRAMS = """
+    import json, logging, sys
+    import jax
+    names = []
+
+    class Listener(logging.Handler):
+        def emit(self, record):
+            if record.getMessage().startswith("Finished XLA compilation of"):
+                names.append(record.getMessage().split()[4])
+
+    logging.getLogger("jax").addHandler(Listener())
+    from rths_ident.hybrid import hybrid_test
+    from rths_ident.hybrid.scenarios import bw_frame as bf
+    with jax.log_compiles():
+        test = bf.build(bf.BWFrameConfig(duration=2.0))
+        built = list(names)
+        jax.block_until_ready(hybrid_test.loop_arguments(test, "updating"))
+    print(json.dumps({"build": built, "arguments": names[len(built):]}))
+"""
+
+
+def test_the_set_up_compiles_a_handful_of_programs():
+    """A first run's set-up compiled 36 small programs before the loop's (each eager JAX
+    operation on a set-up value: the joint UKF's arrays, the partition's copies, the
+    interface stiffness's scatter, …; ≈ 1 s): the set-up values are now NumPy's, put on
+    the device. In a fresh process (JAX's caches empty): the columns' tangent (a storey's
+    and the tested column's) and four tiny programs, then the loop's initial state."""
+    run = subprocess.run([sys.executable, "-c", textwrap.dedent(_SETUP_PROGRAMS)], capture_output=True, text=True,
+                         timeout=300, env={**__import__("os").environ, "RTHS_IDENT_JAX_CACHE": "off"})
+    assert run.returncode == 0, run.stderr
+    compiled = json.loads(run.stdout.strip().splitlines()[-1])
+    assert compiled["build"].count("jit(tangent)") == 2
+    assert len(compiled["build"]) <= 6, compiled["build"]
+    assert compiled["arguments"] == ["jit(initial_state)"]
