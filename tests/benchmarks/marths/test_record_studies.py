@@ -57,3 +57,29 @@ def test_each_record_gives_the_numbers_of_its_own_study(tmp_path):
     # the records differ: not the same study twice
     assert together["by_record"]["elcentro"]["J_nominal"]["J5"] != together["by_record"]["morgan"]["J_nominal"]["J5"]
     assert together["limits_respected"] == all(r["limits_respected"] for r in together["by_record"].values())
+
+
+@pytest.mark.slow
+def test_records_share_one_dask_cluster_and_give_the_local_numbers(monkeypatch):
+    """``--dask local`` with two records: one cluster is opened for both studies, and
+    each record's J1–J10 per run are those of the same study on this machine."""
+    pytest.importorskip("distributed")
+    from rths_ident.benchmarks.marths import distributed  # noqa: PLC0415
+
+    opened = []
+
+    class CountedExecutor(distributed.DaskExecutor):
+        def __enter__(self):
+            opened.append(self)
+            return super().__enter__()
+
+    monkeypatch.setattr(distributed, "DaskExecutor", CountedExecutor)
+    settings = dict(controller="lqg", uncertain=2, duration=6.0)
+    remote = run_record_studies(RecordStudies.for_records(("elcentro", "kobe"), dask="local", **settings))
+    local = run_record_studies(RecordStudies.for_records(("elcentro", "kobe"), **settings))
+    assert len(opened) == 1
+    for record in ("elcentro", "kobe"):
+        for run_remote, run_local in zip(remote["by_record"][record]["J_runs"], local["by_record"][record]["J_runs"]):
+            for name in run_local:
+                np.testing.assert_allclose(run_remote[name], run_local[name], rtol=1e-10, atol=1e-12,
+                                           err_msg=f"{record} {name}")

@@ -9,11 +9,13 @@ own length, hence its own compiled program (the study compiles it on its first b
 Each record keeps its own test record (``<stem>-<record><suffix>``, e.g.
 ``test_record-kobe.h5`` beside the ``--test-record`` path) written a run at a time as
 before, so a stop during the third record keeps the first two complete and the third's
-finished runs.
+finished runs. With ``dask`` set, one cluster serves all the records (its start-up and
+the workers' first compilation paid once).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from pathlib import Path
 
@@ -83,12 +85,18 @@ def run_record_studies(cfg: RecordStudies, test_record=None, progress_factory=No
     files written) and ``wall_s`` (the sum). ``progress_factory``: called once per record
     for that study's progress callback (None: no progress)."""
     by_record, paths = {}, []
-    for study in cfg.studies:
-        path = None if test_record is None else record_test_record_path(test_record, study.record)
-        progress = None if progress_factory is None else progress_factory(study.record)
-        by_record[study.record] = run_study(study, test_record=path, progress=progress)
-        if path is not None:
-            paths.append(str(path))
+    with contextlib.ExitStack() as stack:
+        executor = None  # a Dask cluster: opened once for all the records
+        if cfg.studies[0].dask is not None:
+            from rths_ident.benchmarks.marths.distributed import DaskExecutor  # noqa: PLC0415
+
+            executor = stack.enter_context(DaskExecutor(cfg.studies[0].dask))
+        for study in cfg.studies:
+            path = None if test_record is None else record_test_record_path(test_record, study.record)
+            progress = None if progress_factory is None else progress_factory(study.record)
+            by_record[study.record] = run_study(study, executor=executor, test_record=path, progress=progress)
+            if path is not None:
+                paths.append(str(path))
     first = cfg.studies[0]
     results = list(by_record.values())
     return {
