@@ -24,6 +24,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import pathlib
+import signal
 import subprocess
 import tempfile
 import sys
@@ -49,9 +50,13 @@ class ServeSite:
         env = {**os.environ, "PYTHONPATH": SRC}
         if "--records" not in options:
             options = (*options, "--records", tempfile.mkdtemp(prefix="serve-site-records-"))
+        # Ctrl-C reaches the server as KeyboardInterrupt even when this test runs in a
+        # background job (a shell starts those with SIGINT ignored, and Python then
+        # leaves it ignored): the child starts with SIGINT's default disposition
         self.proc = subprocess.Popen([sys.executable, "-m", "rths_ident.cli", "serve", "site", "--port", "0",
                                       "--wait", "60", *options],
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         self.first_line = self.proc.stdout.readline()
         if "listening on" not in self.first_line:
             self.proc.kill()
@@ -224,8 +229,6 @@ def test_client_with_another_data_size_is_refused(capsys, tmp_path):
 
 
 def test_ctrl_c_stops_the_server_with_one_line():
-    import signal
-
     server = ServeSite("--specimen", "linear:k=1e6")
     server.proc.send_signal(signal.SIGINT)
     status, out, err = server.finish()
