@@ -51,12 +51,17 @@ class ServeSite:
         if "--records" not in options:
             options = (*options, "--records", tempfile.mkdtemp(prefix="serve-site-records-"))
         # Ctrl-C reaches the server as KeyboardInterrupt even when this test runs in a
-        # background job (a shell starts those with SIGINT ignored, and Python then
-        # leaves it ignored): the child starts with SIGINT's default disposition
-        self.proc = subprocess.Popen([sys.executable, "-m", "rths_ident.cli", "serve", "site", "--port", "0",
-                                      "--wait", "60", *options],
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        # background job (a shell starts those with SIGINT ignored, a child inherits the
+        # ignore, and Python then leaves it ignored): SIGINT is caught here while the
+        # child starts, so it starts with the default disposition (exec resets caught
+        # signals; no preexec_fn, which would fork a multithreaded JAX process)
+        previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+        try:
+            self.proc = subprocess.Popen([sys.executable, "-m", "rths_ident.cli", "serve", "site", "--port", "0",
+                                          "--wait", "60", *options],
+                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        finally:
+            signal.signal(signal.SIGINT, previous)
         self.first_line = self.proc.stdout.readline()
         if "listening on" not in self.first_line:
             self.proc.kill()
