@@ -182,3 +182,10 @@ def test_run_marths_over_several_records_from_one_command(tmp_path, capsys):
     assert "marths_records.png" in pngs and "marths_tracking-kobe.png" in pngs and len(pngs) == 7
     assert sorted(p.name for p in (tmp_path / "plots").glob("*.h5")) == ["test_record-elcentro.h5",
                                                                          "test_record-kobe.h5"]
+
+
+def test_run_marths_refuses_the_stepwise_engine_before_any_work(capsys):
+    # one record or several: a clear error naming the engine it runs on
+    for record in ("elcentro", "all"):
+        assert main(["run", "marths", "--record", record, "--engine", "stepwise", "--quiet"]) == 1
+        assert "marths runs on the fused engine only" in capsys.readouterr().err

@@ -161,6 +161,11 @@ def _run(args: argparse.Namespace) -> int:
     # a substructure outside JAX (OpenSeesPy, a peer) can only run step by step
     engine = args.engine or ("fused" if getattr(cfg, "ns", "native") == "native" and not args.realtime
                              else "stepwise")
+    engines = getattr(scenario, "ENGINES", ("fused", "stepwise"))
+    if engine not in engines:
+        from rths_ident._params import ParameterError  # noqa: PLC0415
+
+        raise ParameterError(f"--engine {engine}: {args.scenario} runs on the {' or '.join(engines)} engine only")
     if args.realtime:
         from rths_ident._params import ParameterError  # noqa: PLC0415
 

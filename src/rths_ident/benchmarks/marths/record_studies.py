@@ -65,10 +65,6 @@ class RecordStudies:
         """The records' short names, ``"elcentro, kobe, morgan"``."""
         return ", ".join(s.record for s in self.studies)
 
-    @property
-    def duration(self) -> float | None:
-        return self.studies[0].duration
-
 
 def record_test_record_path(base, record: str) -> Path:
     """``runs/test_record.h5`` → ``runs/test_record-kobe.h5``."""

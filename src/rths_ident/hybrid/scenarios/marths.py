@@ -28,6 +28,8 @@ from rths_ident.benchmarks.marths.study import StudyConfig, run_study
 
 SCENARIO = "marths"
 DESCRIPTION = "the multi-axial RTHS benchmark (seed 004): 2×2 actuator plant, coupler, LQG or dAMB, J1–J10"
+#: the engines it runs on (its substructure is native: the fused loop)
+ENGINES = ("fused",)
 OPTIONS = ("controller", "scale", "uncertain", "convention", "batch", "threads", "dask")
 #: common settings of other scenarios that do not apply here
 NOT_APPLICABLE = ("compensation", "transition", "fast_rate", "slow_rate", "identifier_rate", "transfer_system",
