@@ -161,11 +161,6 @@ def _run(args: argparse.Namespace) -> int:
     # a substructure outside JAX (OpenSeesPy, a peer) can only run step by step
     engine = args.engine or ("fused" if getattr(cfg, "ns", "native") == "native" and not args.realtime
                              else "stepwise")
-    engines = getattr(scenario, "ENGINES", ("fused", "stepwise"))
-    if engine not in engines:
-        from rths_ident._params import ParameterError  # noqa: PLC0415
-
-        raise ParameterError(f"--engine {engine}: {args.scenario} runs on the {' or '.join(engines)} engine only")
     if args.realtime:
         from rths_ident._params import ParameterError  # noqa: PLC0415
 
@@ -173,6 +168,11 @@ def _run(args: argparse.Namespace) -> int:
             raise ParameterError(f"--realtime: {args.scenario} has no step-wise run to pace")
         if engine != "stepwise":
             raise ParameterError("--realtime paces the step-wise engine: drop --engine fused")
+    engines = getattr(scenario, "ENGINES", ("fused", "stepwise"))
+    if engine not in engines:
+        from rths_ident._params import ParameterError  # noqa: PLC0415
+
+        raise ParameterError(f"--engine {engine}: {args.scenario} runs on the {' or '.join(engines)} engine only")
     progress, bar = (None, None)
     if engine == "stepwise" and not args.quiet:
         n_slow = getattr(cfg, "slow_steps", None) or int(round(
