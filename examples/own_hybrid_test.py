@@ -20,11 +20,13 @@ from pathlib import Path
 import numpy as np
 
 from rths_ident import metrics
-from rths_ident.hybrid import DirectSite, UpdateGuards, actuator, engine
-from rths_ident.hybrid.hybrid_test import HybridTest, NativeNS, native_substructure, run_loop
-from rths_ident.hybrid.scenarios import components
-from rths_ident.hybrid.scenarios.config import HybridTestConfig
-from rths_ident.hybrid.virtual_site import null_identifier
+from rths_ident.hybrid import DirectSite, UpdateGuards
+from rths_ident.hybrid.fast_side import actuator
+from rths_ident.hybrid.loop import engine
+from rths_ident.hybrid.loop.assembled import HybridTest, NativeNS, native_substructure, run_loop
+from rths_ident.scenarios import components
+from rths_ident.scenarios.config import HybridTestConfig
+from rths_ident.hybrid.fast_side.fast_chunk import null_identifier
 from rths_ident.models import BilinearKinematic
 from rths_ident.models.bilinear import BilinearParams
 from rths_ident.structures import rayleigh_damping

@@ -150,8 +150,8 @@ def test_the_source_digest_follows_the_python_files_only(tmp_path):
 _FLAGSHIP = """
     import sys, numpy as np, jax
     from rths_ident import compilation_cache, exported_programs
-    from rths_ident.hybrid import hybrid_test
-    from rths_ident.hybrid.scenarios import lugre_frame
+    from rths_ident.hybrid.loop import assembled as assembled
+    from rths_ident.scenarios import lugre_frame
     compilation_cache.enable(sys.argv[1])  # JAX's cache on from the first compilation
     # the flagship's loop (identifier, hook, NS) with a cheaper fast side: compiles in seconds
     cfg = lugre_frame.LugreFrameConfig(duration=0.4, transfer_system="ideal", compensation="none",
@@ -163,11 +163,11 @@ _FLAGSHIP = """
             exported_programs.disable()
         else:
             exported_programs.enable(sys.argv[1])
-        hybrid_test._CACHE.clear()  # compile again
-        runner = hybrid_test.compiled_fused_runner(test, hybrid_test.initial_loop_state(test))
+        assembled._CACHE.clear()  # compile again
+        runner = assembled.compiled_fused_runner(test, assembled.initial_loop_state(test))
         assert runner.source == source, (runner.source, source)
         for variant in ("updating", "none"):
-            out = hybrid_test.run_loop(test, "fused", variant=variant)[0]
+            out = assembled.run_loop(test, "fused", variant=variant)[0]
             results.update({f"{source}:{variant}{jax.tree_util.keystr(p)}": np.asarray(v)
                             for p, v in jax.tree_util.tree_leaves_with_path(out)})
     np.savez(sys.argv[2], **results)
@@ -191,7 +191,7 @@ def test_the_flagship_loop_computes_the_same_bits_traced_exported_and_loaded(tmp
 
 
 def test_only_keys_of_this_package_are_stored(store):
-    from rths_ident.hybrid.scenarios.lugre_frame import LugreFrameConfig
+    from rths_ident.scenarios.lugre_frame import LugreFrameConfig
 
     config = LugreFrameConfig(duration=0.5)
     assert exported_programs.package_key(config) is config

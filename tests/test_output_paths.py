@@ -46,7 +46,7 @@ def test_read_only_folder(tmp_path):
 @pytest.fixture
 def no_scenario_work(monkeypatch):
     """Any scenario work fails the test: the output check must come first."""
-    from rths_ident.hybrid import scenarios
+    from rths_ident import scenarios
 
     def forbidden(name):
         raise AssertionError("the scenario was loaded before the output paths were checked")

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import rths_ident
-from rths_ident._params import ParameterError, as_dict, field_range, params_dataclass, units_of
+from rths_ident.errors import ParameterError
+from rths_ident._params import as_dict, field_range, params_dataclass, units_of
 
 
 @params_dataclass(static=("substeps",))
@@ -82,7 +83,7 @@ def test_containers_print_plain_numbers_with_units():
 
 
 def test_identifier_rate_message_reads_as_english():
-    from rths_ident.hybrid.scenarios.lugre_frame import LugreFrameConfig
+    from rths_ident.scenarios.lugre_frame import LugreFrameConfig
 
     with pytest.raises(ParameterError) as info:
         LugreFrameConfig(identifier_rate=3000.0)

@@ -14,7 +14,7 @@ import pytest
 import scipy.signal
 
 from rths_ident import stored_arrays
-from rths_ident.hybrid.compensation import lowpass
+from rths_ident.hybrid.fast_side.compensation import lowpass
 
 
 

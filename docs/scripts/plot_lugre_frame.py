@@ -12,7 +12,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from rths_ident.hybrid.scenarios import lugre_frame
+from rths_ident.scenarios import lugre_frame
 
 FIGURES = Path(__file__).resolve().parents[1] / "figures"
 SHOWN = ("tracking", "reference_vs_hybrid", "specimen_hysteresis", "parameters", "updating_vs_none")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from rths_ident.hybrid.scenarios import rc_frame
+from rths_ident.scenarios import rc_frame
 
 
 def run(duration=None) -> list[dict]:

@@ -30,18 +30,9 @@ from typing import Any
 import jax
 import numpy as np
 
-
-class ParameterError(ValueError):
-    """A parameter value is outside its allowed range, is not a number, or has the
-    wrong shape. Messages show numbers as plain numbers: NumPy scalar reprs built into
-    a message (``np.float64(0.5)``, NumPy ≥ 2) are written as ``0.5``."""
-
-    def __init__(self, message: str = "", *args):
-        super().__init__(_NUMPY_SCALAR_REPR.sub(r"\1", str(message)), *args)
+from rths_ident.errors import ParameterError
 
 
-#: ``np.float64(0.5)``, ``np.int64(3)``, ``np.True_``… as NumPy ≥ 2 prints scalars
-_NUMPY_SCALAR_REPR = re.compile(r"np\.(?:float|int|uint|complex)\d*\(([^()]*)\)")
 
 
 def plain(value: Any) -> str:

@@ -9,7 +9,7 @@ builds the program and *lower* it to StableHLO before it can look the compilatio
 everything that can change it:
 
 * the program's name and the caller's key (e.g. the scenario's configuration, which is
-  what :mod:`rths_ident.hybrid.hybrid_test` already caches compiled loops by);
+  what :mod:`rths_ident.hybrid.loop.assembled` already caches compiled loops by);
 * the tree structure, shapes and dtypes (weak types included) of the arguments;
 * the bytes of ``digest_arrays`` (e.g. the ground motion, whose derived filters may be
   baked into the program as constants);

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 
 
 class OutputPathError(ParameterError):

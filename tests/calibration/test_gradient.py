@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from rths_ident.calibration import gradient
-from rths_ident.calibration import sdof_test as st
+from rths_ident.calibration import sdof_rths as st
 from rths_ident.calibration.sample import sample_specimens
 
 

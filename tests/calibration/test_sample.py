@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.calibration.sample import BOUNDS, sample_specimens
 
 

@@ -3,7 +3,7 @@
 import pytest
 
 from rths_ident.calibration import study
-from rths_ident.calibration.sdof_test import StudySettings
+from rths_ident.calibration.sdof_rths import StudySettings
 
 TINY = StudySettings(start=1.5, duration=0.6, fast_rate=2000.0)
 

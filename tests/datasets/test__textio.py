@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rths_ident.datasets import DataFileError
+from rths_ident.errors import DataFileError
 from rths_ident.datasets._textio import detect_delimiter, parse_numeric_table
 
 

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 from _datasets_helpers import STANDARD_GRAVITY, raw_table, replace_line
 
-from rths_ident.datasets import DataFileError, UnknownDatasetError, load_ground_motion
+from rths_ident.errors import DataFileError, UnknownDatasetError
+from rths_ident.datasets import load_ground_motion
 
 
 def test_elcentro_1940_matches_the_raw_file_in_g():

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 from _datasets_helpers import raw_table, replace_line
 
-from rths_ident._params import ParameterError
-from rths_ident.datasets import DataFileError, UnknownDatasetError, get_dataset, load_hysteresis_test
+from rths_ident.errors import ParameterError
+from rths_ident.errors import DataFileError, UnknownDatasetError
+from rths_ident.datasets import get_dataset, load_hysteresis_test
 
 TESTS = [("kunnath", 1326), ("gill", 627), ("daniel", 380)]
 

@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 import scipy.io
 
-from rths_ident._params import ParameterError
-from rths_ident.datasets import DataFileError, LoggedTest, load_logged_test
+from rths_ident.errors import ParameterError
+from rths_ident.errors import DataFileError
+from rths_ident.datasets import LoggedTest, load_logged_test
 
 TIME = np.array([0.0, 0.01, 0.02, 0.03, 0.04])
 DISPLACEMENT_MM = np.array([0.0, 1.5, 3.0, 2.0, -1.0])

@@ -8,8 +8,9 @@ import pytest
 import scipy.linalg
 from _datasets_helpers import raw_table, replace_line
 
-from rths_ident._params import ParameterError
-from rths_ident.datasets import DataFileError, load_marths_matrices
+from rths_ident.errors import ParameterError
+from rths_ident.errors import DataFileError
+from rths_ident.datasets import load_marths_matrices
 
 
 def _condensed_frequencies_hz(K, M):

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from _datasets_helpers import STANDARD_GRAVITY
 
-from rths_ident.datasets import DataFileError, read_peer_at2
+from rths_ident.errors import DataFileError
+from rths_ident.datasets import read_peer_at2
 
 VALUES_G = np.array([0.0, 1.25e-3, -2.5e-3, 0.1, -0.3487, 0.02, 7.5e-4, -1.0e-5, 0.0, 0.0625, -0.125])
 

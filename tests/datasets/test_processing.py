@@ -10,7 +10,7 @@ import pytest
 import scipy.signal
 from _datasets_helpers import STANDARD_GRAVITY, raw_table
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.datasets import (
     load_ground_motion,
     peak_ground_acceleration,

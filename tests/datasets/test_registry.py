@@ -11,8 +11,9 @@ import textwrap
 import pytest
 from _datasets_helpers import SHARED_DATA, packaged
 
-from rths_ident._params import ParameterError
-from rths_ident.datasets import DataFileError, UnknownDatasetError, get_dataset, list_datasets
+from rths_ident.errors import ParameterError
+from rths_ident.errors import DataFileError, UnknownDatasetError
+from rths_ident.datasets import get_dataset, list_datasets
 
 EXPECTED = {
     # name: (kind, shape)

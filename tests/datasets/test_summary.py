@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from _datasets_helpers import STANDARD_GRAVITY, raw_table
 
-from rths_ident.datasets import UnknownDatasetError, summarize_dataset
+from rths_ident.errors import UnknownDatasetError
+from rths_ident.datasets import summarize_dataset
 
 
 def test_ground_motion_summary():

@@ -5,8 +5,9 @@ reads back as the shipped record; bad files and arguments are clear errors."""
 import numpy as np
 import pytest
 
-from rths_ident._params import ParameterError
-from rths_ident.datasets import DataFileError, STANDARD_GRAVITY, load_ground_motion
+from rths_ident.errors import ParameterError
+from rths_ident.errors import DataFileError
+from rths_ident.datasets import STANDARD_GRAVITY, load_ground_motion
 from rths_ident.datasets.user_ground_motion import check_record_argument, load_record, load_user_ground_motion
 
 

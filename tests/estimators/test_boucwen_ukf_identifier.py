@@ -12,7 +12,7 @@ from filterpy.kalman import UnscentedKalmanFilter as FilterpyUKF
 
 import jax
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.estimators.boucwen_ukf_identifier import (
     BoucWenSDOFConstants,
     BoucWenUKFIdentifier,

@@ -18,9 +18,10 @@ from filterpy.kalman import UnscentedKalmanFilter as FilterpyUKF
 from scipy.integrate import solve_ivp
 
 import rths_ident  # noqa: F401  (x64)
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.estimators import joint_ukf_identifier as ju
-from rths_ident.estimators.online_identifier import IdentifierInputs, OnlineIdentifier, run_identifier
+from rths_ident.protocols import IdentifierInputs, OnlineIdentifier
+from rths_ident.estimators.online_identifier import run_identifier
 from rths_ident.models import BilinearKinematic, BilinearParams, BoucWen, BoucWenParams, DegradingBoucWen
 
 DT = 1e-3

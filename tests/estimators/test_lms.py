@@ -10,7 +10,7 @@ import scipy.linalg
 import scipy.signal
 
 import rths_ident  # noqa: F401  (float64)
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.estimators import lms
 
 run = jax.jit(lms.run)

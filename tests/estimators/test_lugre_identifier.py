@@ -14,7 +14,7 @@ import pytest
 from scipy.integrate import solve_ivp
 
 import rths_ident  # noqa: F401  (float64)
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.estimators import lugre_identifier as li
 from rths_ident.models.lugre import LuGreParams
 
@@ -269,7 +269,8 @@ def test_reported_std_matches_the_spread_over_20_initial_guesses(growing_sine):
 def test_online_protocol_estimate_and_converged_rule(growing_sine):
     """lugre_rls_online_identifier: θ̂ is the identifier's own (to rounding), the relative
     std is the output's, and converged = yielded ∧ every relative std ≤ the threshold."""
-    from rths_ident.estimators.online_identifier import IdentifierInputs, run_identifier
+    from rths_ident.protocols import IdentifierInputs
+    from rths_ident.estimators.online_identifier import run_identifier
 
     t, x, v, force = growing_sine
     measured = _noisy(force, seed=1)

@@ -19,7 +19,7 @@ from scipy.integrate import solve_ivp
 
 import rths_ident  # noqa: F401  (float64)
 from rths_ident import metrics
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.datasets import load_ground_motion
 from rths_ident.estimators import lugre_ukf_identifier as lu
 from rths_ident.models import ElementInputs

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rths_ident  # noqa: F401  (float64)
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.estimators import qp_projection as qp
 
 project = jax.jit(qp.project)

@@ -9,7 +9,7 @@ import pytest
 from filterpy.kalman import KalmanFilter
 
 import rths_ident  # noqa: F401  (float64)
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.estimators import rls
 
 update = jax.jit(rls.update)

@@ -16,10 +16,10 @@ import threading
 import numpy as np
 import pytest
 
-from rths_ident.hybrid.engine import LoopAborted
-from rths_ident.hybrid.hybrid_test import run_loop
-from rths_ident.hybrid.recording import open_run_record
-from rths_ident.hybrid.scenarios import rc_frame as rc
+from rths_ident.hybrid.loop.engine import LoopAborted
+from rths_ident.hybrid.loop.assembled import run_loop
+from rths_ident.runner.recording import StepRecorder, open_run_record
+from rths_ident.scenarios import rc_frame as rc
 from rths_ident.records import read_test_record
 from rths_ident.transport.framed import HEADER_SIZE, MessageType
 from rths_ident.transport.ns_server import NSServer
@@ -120,7 +120,7 @@ class FaultyProxy:
 
 
 @pytest.fixture(scope="module")
-def frame_test():
+def frame_case():
     return rc.build(rc.RCFrameConfig(duration=1.0))
 
 
@@ -134,19 +134,20 @@ def frame_test():
     ("version", "version"),
     ("sequence-gap", "sequence"),
 ])
-def test_a_fault_on_the_wire_stops_the_test_safely_and_keeps_the_record(frame_test, tmp_path, fault, expected):
-    server = NSServer(lambda setup: frame_test.make_ns("none"), port=0, timeout_s=30.0, log=lambda line: None)
+def test_a_fault_on_the_wire_stops_the_test_safely_and_keeps_the_record(frame_case, tmp_path, fault, expected):
+    server = NSServer(lambda setup: frame_case.make_ns("none"), port=0, timeout_s=30.0, log=lambda line: None)
     serving = threading.Thread(target=server.serve, kwargs={"max_sessions": 1}, daemon=True)
     serving.start()
     proxy = FaultyProxy(server.address, fault, AT)
     cfg = rc.RCFrameConfig(duration=1.0)
     path = tmp_path / "test_record.h5"
     try:
-        ns = RemoteSubstructure("127.0.0.1", proxy.port, {"dt": frame_test_dt(frame_test)},
+        ns = RemoteSubstructure("127.0.0.1", proxy.port, {"dt": frame_test_dt(frame_case)},
                                 step_timeout_s=STEP_TIMEOUT_S)
         with pytest.raises(LoopAborted) as info:
-            with open_run_record(path, cfg, frame_test, "stepwise") as record:
-                run_loop(frame_test, "stepwise", variant="none", ns=ns, record=record)
+            with open_run_record(path, cfg, frame_case, "stepwise") as record:
+                run_loop(frame_case, "stepwise", variant="none", ns=ns,
+                         recorder=StepRecorder(record, frame_case.time_slow, None, frame_case.ground_accel))
     finally:
         proxy.close()
         server.close()

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from _models_helpers import check_gradients, check_vmap, opensees_uniaxial, random_cyclic_history
 
-from rths_ident.models import BilinearKinematic, BilinearParams, ParameterError
+from rths_ident.models import BilinearKinematic, BilinearParams
+from rths_ident.errors import ParameterError
 
 K, FY, B = 1.34e6, 2.24e4, 0.04
 

@@ -15,7 +15,8 @@ from _models_helpers import (
     relative_rms,
 )
 
-from rths_ident.models import BoucWen, BoucWenParams, ElementInputs, ParameterError
+from rths_ident.models import BoucWen, BoucWenParams, ElementInputs
+from rths_ident.errors import ParameterError
 from rths_ident.models.base import _jitted_step
 
 K, ALPHA, Z_U = 1.0e6, 0.05, 0.01  # N/m, -, m

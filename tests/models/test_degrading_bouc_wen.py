@@ -20,7 +20,8 @@ from _models_helpers import (
     relative_rms,
 )
 
-from rths_ident.models import DegradingBoucWen, DegradingBoucWenParams, ElementInputs, ParameterError
+from rths_ident.models import DegradingBoucWen, DegradingBoucWenParams, ElementInputs
+from rths_ident.errors import ParameterError
 
 
 @jax.jit

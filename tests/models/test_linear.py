@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 from _models_helpers import check_gradients, check_vmap
 
-from rths_ident.models import ElementInputs, LinearElement, LinearParams, ParameterError
+from rths_ident.models import ElementInputs, LinearElement, LinearParams
+from rths_ident.errors import ParameterError
 
 M, C, K = 100.0, 2e4, 1e6
 

@@ -11,7 +11,8 @@ import pytest
 from _models_helpers import check_gradients, check_vmap, random_cyclic_history, scan_forces
 from scipy.integrate import solve_ivp
 
-from rths_ident.models import ElementInputs, LuGreParams, ModifiedLuGre, ParameterError
+from rths_ident.models import ElementInputs, LuGreParams, ModifiedLuGre
+from rths_ident.errors import ParameterError
 
 # Seed 001 Table 2.1 (W4x13 column, L = 2 m)
 E, I, L, FY_STEEL, SX = 190e9, 4.70e-6, 2.0, 250e6, 8.94e-5

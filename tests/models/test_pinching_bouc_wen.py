@@ -14,14 +14,8 @@ import pytest
 from _models_helpers import check_gradients, check_vmap, random_cyclic_history, relative_rms
 from scipy.integrate import solve_ivp
 
-from rths_ident.models import (
-    BoucWen,
-    BoucWenParams,
-    ElementInputs,
-    ParameterError,
-    PinchingBoucWen,
-    PinchingBoucWenParams,
-)
+from rths_ident.models import BoucWen, BoucWenParams, ElementInputs, PinchingBoucWen, PinchingBoucWenParams
+from rths_ident.errors import ParameterError
 
 K, ALPHA, Z_U = 1.0e6, 0.05, 0.01  # N/m, -, m (virgin ultimate z)
 ENERGY_SCALE = K * Z_U**2  # J, hysteretic energy of order one yield cycle

@@ -10,8 +10,8 @@ import pytest
 
 import rths_ident
 import rths_ident.records
-from rths_ident._params import ParameterError
-from rths_ident.datasets.errors import DataFileError
+from rths_ident.errors import ParameterError
+from rths_ident.errors import DataFileError
 from rths_ident.records import TestRecordWriter, is_test_record, read_test_record
 
 UNITS = {"x": "m", "fast/force": "N", "estimate": {"k": "N/m", "fy": "N"}, "flag": "1 (bool)"}

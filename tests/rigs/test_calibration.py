@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.rigs.calibration import (
     SEED002_CALIBRATION_COUNTS,
     SEED002_CALIBRATION_FORCE_N,

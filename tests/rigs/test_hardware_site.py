@@ -7,8 +7,8 @@ import time
 import numpy as np
 import pytest
 
-from rths_ident._params import ParameterError
-from rths_ident.hybrid.site import Site
+from rths_ident.errors import ParameterError
+from rths_ident.protocols import Site
 from rths_ident.rigs.errors import DeadlineMissed, RigError, RigLimitError
 from rths_ident.rigs.hardware_site import HardwareSite, RawReading, RigLimits, ServoRigCalibration
 from rths_ident.rigs.calibration import ForceCalibration, ServoKinematics

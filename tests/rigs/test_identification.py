@@ -4,7 +4,7 @@ Table 5-3/5-4 (digest 002 §4)."""
 import numpy as np
 import pytest
 
-from rths_ident.hybrid.engine import run_stepwise
+from rths_ident.hybrid.loop.engine import run_stepwise
 from rths_ident.rigs.emulator import VirtualSpecimen
 from rths_ident.rigs.identification import identify_between_tests, identify_from_logs, static_stiffness_test
 from rths_ident.rigs.site_spec import open_site

@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 
-from rths_ident.hybrid.engine import LoopAborted, run_stepwise
+from rths_ident.hybrid.loop.engine import LoopAborted, run_stepwise
 from rths_ident.rigs.emulator import RigEmulator
 from rths_ident.rigs.errors import RigDisconnected, RigProtocolError, RigResetError, RigTimeout
 from rths_ident.rigs.serial_site import SerialRigDriver, open_serial_site

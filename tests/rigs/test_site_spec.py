@@ -2,7 +2,7 @@
 
 import pytest
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.rigs.errors import RigLimitError
 from rths_ident.rigs.hardware_site import HardwareSite
 from rths_ident.rigs.site_spec import open_site, parse_site

@@ -8,7 +8,7 @@ import importlib.resources
 import numpy as np
 import pytest
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.structures import condense_massless_dofs, modal_analysis
 
 MARTHS = str(importlib.resources.files("rths_ident.datasets") / "data/marths/reference")  # shipped copy of shared/data/marths

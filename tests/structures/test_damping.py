@@ -8,7 +8,7 @@ import pytest
 import scipy.linalg
 from _structures_helpers import K_COLUMN, Spring, SpringParams
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.structures import (
     modal_damping,
     rayleigh_coefficients,

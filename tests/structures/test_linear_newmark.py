@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.structures import NewmarkFixedIteration, structure_from_matrices
 from rths_ident.structures.linear_newmark import linear_newmark_params, linear_newmark_simulate
 

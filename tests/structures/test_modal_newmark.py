@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.structures.linear_newmark import linear_newmark_init, linear_newmark_params, linear_newmark_step
 from rths_ident.structures.modal_newmark import (
     modal_newmark_init,

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from _structures_helpers import K_COLUMN, Kelvin, KelvinParams, Spring, SpringParams, elcentro_m_s2
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.structures import (
     AlphaOS,
     CentralDifference,

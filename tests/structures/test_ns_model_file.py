@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.structures.ns_model_file import load_ns_model
 
 pytestmark = pytest.mark.opensees
@@ -83,8 +83,8 @@ def test_bad_files_are_clear_errors(tmp_path):
 def test_docs_example_is_the_rc_frame_scenarios_opensees_substructure():
     """docs/examples/ns_model_rc_frame.py (seed 000 Case 4 as a model file) steps exactly
     as ``rths-ident run rc-frame --ns opensees`` builds its NS."""
-    from rths_ident.hybrid.scenarios import rc_frame as rc
-    from rths_ident.hybrid.scenarios.components import slow_record
+    from rths_ident.scenarios import rc_frame as rc
+    from rths_ident.scenarios.components import slow_record
 
     example = load_ns_model(Path(__file__).resolve().parents[2] / "docs" / "examples" / "ns_model_rc_frame.py")
     cfg = rc.RCFrameConfig(ns="opensees")

@@ -4,15 +4,15 @@ Second implementation: OpenSees itself (its ``BoucWen`` material, ``zeroLength``
 elements, ``AlphaOS`` integrator). The native numerical substructure of seed 001's frame
 (one first-storey column removed, Rayleigh C of the whole frame kept) and its OpenSees
 twin, both α-OS with the same α, coupled to the removed column imposed directly
-(:class:`~rths_ident.hybrid.direct_site.DirectSite`), must give the same floors.
+(:class:`~rths_ident.hybrid.fast_side.direct_site.DirectSite`), must give the same floors.
 """
 
 import numpy as np
 import pytest
 
-from rths_ident._params import ParameterError
-from rths_ident.hybrid.direct_site import DirectSite
-from rths_ident.hybrid.engine import run_stepwise
+from rths_ident.errors import ParameterError
+from rths_ident.hybrid.fast_side.direct_site import DirectSite
+from rths_ident.hybrid.loop.engine import run_stepwise
 from rths_ident.datasets import load_ground_motion
 from rths_ident.models import BoucWen, BoucWenParams, ModifiedLuGre
 from rths_ident.structures import AlphaOS, ExplicitNewmark, partition_column, three_storey_two_bay_frame

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from _structures_helpers import K_COLUMN, Spring, SpringParams
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.datasets import load_ground_motion
 from rths_ident.models import BilinearKinematic, BilinearParams, BoucWen, BoucWenParams, ElementInputs
 from rths_ident.structures import (

@@ -11,7 +11,7 @@ import pytest
 from rths_ident.structures.numerical_substructure import NativeSubstructure
 from _structures_helpers import K_COLUMN, Spring, SpringParams, elcentro_m_s2
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.models import ElementInputs
 from rths_ident.structures import (
     AlphaOS,

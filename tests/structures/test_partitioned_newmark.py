@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.structures.partitioned_newmark import (
     PartitionedNewmark,
     check_partitioned_time_step,

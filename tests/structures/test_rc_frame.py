@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import scipy.linalg
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.structures.rc_frame import (
     BEAM_GROSS_CONCRETE_SECTION,
     LINEAR_BEAM_SECTION,

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from _structures_helpers import K_COLUMN, Spring, SpringParams
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.structures import ShearBuilding, StoreyColumns, batch_params, three_storey_two_bay_frame
 
 

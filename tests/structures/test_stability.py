@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.structures import NewmarkFixedIteration, TimeStepError, critical_time_step, structure_from_matrices
 
 

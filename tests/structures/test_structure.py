@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from _structures_helpers import Kelvin, KelvinParams, Spring, SpringParams
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.structures import (
     ElementGroup,
     ShearBuilding,

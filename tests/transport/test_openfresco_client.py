@@ -185,7 +185,7 @@ def test_remote_element_site_over_the_adapter_matches_bilinear_kinematic(tmp_pat
     _require_openseespy()
     import jax.numpy as jnp
 
-    from rths_ident.hybrid.remote_site import RemoteElementSite
+    from rths_ident.transport.remote_site import RemoteElementSite
     from rths_ident.models import BilinearKinematic, ElementInputs
 
     _, fy, k, b = MATERIALS["Steel01"]

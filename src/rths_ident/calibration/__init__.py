@@ -4,7 +4,7 @@
 * :mod:`.sample` — the Latin-hypercube sample of SDOF specimens (seeded, units stated);
 * :mod:`.gains` — each compensator's calibrated parameters θ: names, units, bounds, the
   sources' values, and θ → the compensator's params and initial state;
-* :mod:`.sdof_test` — one RTHS of an SDOF specimen through the fused engine as a pure
+* :mod:`.sdof_rths` — one RTHS of an SDOF specimen through the fused engine as a pure
   function (θ, specimen) → J2, ``vmap``-able; failed runs are flagged, never scored low;
 * :mod:`.search` — population search (particle swarm, differential evolution), each
   population evaluated as one compiled batch;

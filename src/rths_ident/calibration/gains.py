@@ -3,7 +3,7 @@ compensator's params and initial state (pure, traceable: ``vmap``/``grad`` over 
 
 * ``amb`` — θ = [log10 Γ_0, log10 Γ_1, log10 Γ_2, log10 Γ_3, s]: the adaptation gains of
   seed 000 Eq. 2.34 on a log scale (Γ_k in s^(2k−1)/in²: the law works in inches,
-  :class:`~rths_ident.hybrid.compensation.amb.AMBParams` ``signal_scale``) and s [-], the
+  :class:`~rths_ident.hybrid.fast_side.compensation.amb.AMBParams` ``signal_scale``) and s [-], the
   time scale of the initial model: a(0)_k = a_src,k (s κ)^k with a_src seed 000 §4.2's
   [1, 1.9e-2 s, 1e-4 s², 0] and κ the specimen's sampled factor. Sources' θ:
   Γ = diag(10^6.03, 10^4.23, 10^1.48, 10^−1.10) (seed 003), s = 1.
@@ -24,9 +24,10 @@ from typing import Callable, NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
-from rths_ident._params import ParameterError, replace
-from rths_ident.hybrid.compensation import amb, damb, polynomial
-from rths_ident.hybrid.compensation.finite_difference import fir_from_plant_coefficients
+from rths_ident.errors import ParameterError
+from rths_ident._params import replace
+from rths_ident.hybrid.fast_side.compensation import amb, damb, polynomial
+from rths_ident.hybrid.fast_side.compensation.finite_difference import fir_from_plant_coefficients
 
 COMPENSATORS = ("amb", "damb", "polynomial")
 _POWERS = jnp.arange(4.0)

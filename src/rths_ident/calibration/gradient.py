@@ -22,7 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 import scipy.optimize
 
-from rths_ident.calibration.sdof_test import SDOFStudy, run_one
+from rths_ident.calibration.sdof_rths import SDOFStudy, run_one
 from rths_ident.calibration.search import SearchResult
 
 FAILED_PENALTY = 1.0e3  # J2 [%] of a failed run on the gradient path

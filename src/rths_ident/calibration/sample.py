@@ -24,7 +24,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.stats import qmc
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 
 
 class SpecimenBounds(NamedTuple):

@@ -12,10 +12,10 @@ from typing import Callable
 
 import numpy as np
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.calibration import gradient, search
 from rths_ident.calibration.sample import BOUNDS, sample_specimens
-from rths_ident.calibration.sdof_test import (
+from rths_ident.calibration.sdof_rths import (
     StudySettings,
     build_study,
     make_batch_j2,
@@ -35,7 +35,7 @@ def calibrate(kind: str, *, n_specimens: int = 64, n_holdout: int | None = None,
     """Calibrate compensator ``kind`` (``amb`` | ``damb`` | ``polynomial``); returns the
     result as plain Python/NumPy values (module doc). ``start``: θ to start from (default
     the sources' values, :mod:`.gains`); ``population``: candidates per batch (PSO, DE);
-    ``actuator``/``actuator_step``: your transfer system (:func:`.sdof_test.build_study`)."""
+    ``actuator``/``actuator_step``: your transfer system (:func:`.sdof_rths.build_study`)."""
     wall_start = time.perf_counter()
     if method not in METHODS:
         raise ParameterError(f"method = {method!r}: expected one of {', '.join(METHODS)}")

@@ -13,7 +13,7 @@ Shipped (inside the package, found with :mod:`importlib.resources`):
 Bad files raise :class:`DataFileError` naming the file, the column and the line/row.
 """
 
-from rths_ident.datasets.errors import DataFileError, UnknownDatasetError
+from rths_ident.errors import DataFileError, UnknownDatasetError
 from rths_ident.datasets.ground_motions import STANDARD_GRAVITY, load_ground_motion
 from rths_ident.datasets.hysteresis import load_hysteresis_test
 from rths_ident.datasets.logged import LoggedTest, load_logged_test

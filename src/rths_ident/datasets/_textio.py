@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from rths_ident.datasets.errors import DataFileError
+from rths_ident.errors import DataFileError
 
 WHITESPACE = "whitespace"
 

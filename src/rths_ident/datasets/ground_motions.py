@@ -20,7 +20,7 @@ from rths_ident.datasets._textio import (
     require_columns,
     text_locator,
 )
-from rths_ident.datasets.errors import DataFileError
+from rths_ident.errors import DataFileError
 from rths_ident.datasets.registry import DatasetRecord, get_dataset, read_text
 
 #: Standard acceleration of gravity [m/s²] (3rd CGPM, 1901), used for g → m/s².

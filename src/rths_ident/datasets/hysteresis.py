@@ -12,10 +12,10 @@ from importlib.resources.abc import Traversable
 
 import numpy as np
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 
 from rths_ident.datasets._textio import check_finite, parse_numeric_table, text_locator
-from rths_ident.datasets.errors import DataFileError
+from rths_ident.errors import DataFileError
 from rths_ident.datasets.registry import DatasetRecord, get_dataset, read_text
 
 #: Factor from the stored units to SI for each quantity.

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.datasets._textio import (
     array_locator,
     check_finite,
@@ -25,7 +25,7 @@ from rths_ident.datasets._textio import (
     require_columns,
     text_locator,
 )
-from rths_ident.datasets.errors import DataFileError
+from rths_ident.errors import DataFileError
 
 #: The quantities of a logged test, in order.
 QUANTITIES = ("time", "displacement", "force")

@@ -15,7 +15,7 @@ from importlib.resources.abc import Traversable
 
 import numpy as np
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 
 from rths_ident.datasets._textio import (
     check_finite,
@@ -23,7 +23,7 @@ from rths_ident.datasets._textio import (
     require_columns,
     text_locator,
 )
-from rths_ident.datasets.errors import DataFileError
+from rths_ident.errors import DataFileError
 from rths_ident.datasets.registry import DatasetRecord, get_dataset, read_text
 
 #: DOF names of the joint table, in SAP2000's order.

@@ -22,7 +22,7 @@ import re
 
 import numpy as np
 
-from rths_ident.datasets.errors import DataFileError
+from rths_ident.errors import DataFileError
 from rths_ident.datasets.ground_motions import STANDARD_GRAVITY
 
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[EeDd][-+]?\d+)?"

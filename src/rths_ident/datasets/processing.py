@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 
 
 def _as_record(name: str, values) -> np.ndarray:

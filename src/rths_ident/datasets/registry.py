@@ -16,8 +16,8 @@ import tomllib
 from importlib.resources.abc import Traversable
 from typing import Any
 
-from rths_ident._params import ParameterError
-from rths_ident.datasets.errors import DataFileError, UnknownDatasetError
+from rths_ident.errors import ParameterError
+from rths_ident.errors import DataFileError, UnknownDatasetError
 
 #: Kind of dataset -> folder under ``data/``.
 KIND_FOLDERS = {

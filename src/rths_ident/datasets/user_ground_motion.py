@@ -22,7 +22,7 @@ import pathlib
 
 import numpy as np
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.datasets._textio import (
     _is_number,
     check_finite,
@@ -32,7 +32,7 @@ from rths_ident.datasets._textio import (
     parse_numeric_table,
     text_locator,
 )
-from rths_ident.datasets.errors import DataFileError
+from rths_ident.errors import DataFileError
 from rths_ident.datasets.ground_motions import STANDARD_GRAVITY, load_ground_motion
 from rths_ident.datasets.peer_at2 import read_peer_at2
 

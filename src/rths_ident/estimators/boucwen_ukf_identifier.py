@@ -56,7 +56,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.estimators.sigma_points import MerweScaledSigmaPoints
 from rths_ident.estimators.ukf import UKFHistory, ukf_init, ukf_scan, ukf_step
 
@@ -634,7 +634,7 @@ class DegradingBoucWenUKFIdentifier(_JointUKFIdentifier):
         generic core (θ̂ = [k_e N/m, f_y0 N, a 1/J, b 1/J]; its ``init`` starts from this
         configuration's initial state, not from the wrapper's current one)."""
         from rths_ident.estimators import joint_ukf_identifier as _joint
-        from rths_ident.estimators.online_identifier import OnlineIdentifier
+        from rths_ident.protocols import OnlineIdentifier
 
         units = ("N/m", "N", "1/J", "1/J")
         return OnlineIdentifier("joint-ukf-DegradingBoucWen", self.joint_params, _joint.init,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 
 __all__ = ["check_covariance", "square_covariance", "box_bound"]
 

@@ -58,8 +58,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from rths_ident._params import ParameterError, field_range, params_dataclass, units_of
-from rths_ident.estimators.online_identifier import Estimate, IdentifierInputs, OnlineIdentifier
+from rths_ident.errors import ParameterError
+from rths_ident._params import field_range, params_dataclass, units_of
+from rths_ident.protocols import Estimate, IdentifierInputs, OnlineIdentifier
 from rths_ident.estimators.sigma_points import MerweScaledSigmaPoints
 from rths_ident.estimators.ukf import UKFParams, UKFState, ukf_init, ukf_predict, ukf_update
 from rths_ident.models import ElementInputs

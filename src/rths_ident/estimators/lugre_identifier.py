@@ -87,10 +87,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from rths_ident import small_linalg as sl
-from rths_ident._params import ParameterError, field_range, params_dataclass
+from rths_ident.errors import ParameterError
+from rths_ident._params import field_range, params_dataclass
 from rths_ident.estimators import qp_projection as _qp
 from rths_ident.estimators import rls as _rls
-from rths_ident.estimators.online_identifier import Estimate, IdentifierInputs, OnlineIdentifier
+from rths_ident.protocols import Estimate, IdentifierInputs, OnlineIdentifier
 from rths_ident.metrics import parameter_error_percent
 from rths_ident.models import ElementInputs
 from rths_ident.models.lugre import LuGreParams, LuGreState, ModifiedLuGre

@@ -35,48 +35,13 @@ See docs/estimators/online_identifier.md (how to write your own).
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
 
+from rths_ident.protocols import Estimate, IdentifierInputs, OnlineIdentifier
+
 __all__ = ["IdentifierInputs", "Estimate", "OnlineIdentifier", "run_identifier"]
-
-
-class IdentifierInputs(NamedTuple):
-    """One sample of the specimen's measurements (SI)."""
-
-    displacement: Any  # x [m]
-    velocity: Any  # ẋ [m/s]
-    force: Any  # R, restoring force [N] (inertia of the specimen removed)
-
-
-class Estimate(NamedTuple):
-    """What the model-updating hook consumes."""
-
-    theta: Any  # (p,) θ̂ in the physical units of ``param_units``
-    relative_std: Any  # (p,) √Var(θ̂_i)/|θ̂_i| [-]
-    converged: Any  # bool (scalar array)
-
-
-class OnlineIdentifier(NamedTuple):
-    """An online identifier: static pure functions + its numbers (module doc).
-
-    ``init(params) -> state``; ``step(params, state, inputs: IdentifierInputs, dt) ->
-    (state, outputs)``; ``estimate(params, state) -> Estimate``.
-    """
-
-    name: str
-    params: Any
-    init: Callable
-    step: Callable
-    estimate: Callable
-    param_names: tuple  # names of the entries of θ̂, in order
-    param_units: tuple  # SI unit of each entry of θ̂
-
-    def initial_state(self):
-        """``init(params)`` (convenience)."""
-        return self.init(self.params)
 
 
 def run_identifier(identifier: OnlineIdentifier, state, displacement, velocity, force, dt):

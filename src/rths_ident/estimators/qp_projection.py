@@ -45,7 +45,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from rths_ident import small_linalg as sl
-from rths_ident._params import ParameterError, params_dataclass
+from rths_ident.errors import ParameterError
+from rths_ident._params import params_dataclass
 from rths_ident.estimators import rls as _rls
 
 __all__ = [

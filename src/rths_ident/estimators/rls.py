@@ -39,7 +39,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from rths_ident import small_linalg as sl
-from rths_ident._params import ParameterError, field_range, params_dataclass
+from rths_ident.errors import ParameterError
+from rths_ident._params import field_range, params_dataclass
 
 __all__ = ["RLSParams", "RLSState", "RLSHistory", "init", "update", "correct", "run", "RLS"]
 

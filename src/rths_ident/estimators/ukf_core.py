@@ -76,7 +76,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from rths_ident import small_linalg as sl
-from rths_ident._params import ParameterError, field_range, params_dataclass
+from rths_ident.errors import ParameterError
+from rths_ident._params import field_range, params_dataclass
 from rths_ident.estimators.covariance_checks import box_bound, square_covariance
 from rths_ident.estimators.filter_scan import scan_filter
 from rths_ident.estimators.sigma_points import merwe_sigma_points, sigma_point_spec, simplex_sigma_points

@@ -1,25 +1,27 @@
-"""The virtual RTHS loop: transfer system, compensation, rate transition, sensors,
-model-updating hook, loop engines and scenarios.
+"""The hybrid loop, split by concern.
 
-* :mod:`.actuator` — Carrion & Spencer servo-hydraulic actuator with control–structure
-  interaction, similitude scaling, stroke/velocity/force limits;
-* :mod:`.sensors` — band-limited noise and ADC quantization;
-* :mod:`.compensation` — polynomial extrapolation, AMB, dAMB;
-* :mod:`.rate_transition` — predictor–corrector, DDMRT, ZOH;
-* :mod:`.model_updating` — the guarded hook that pushes identified parameters into the
-  numerical substructure;
-* :mod:`.site` — the site protocol (the physical side as the slow side sees it);
-  :mod:`.virtual_site` (the virtual fast side) and :mod:`.direct_site` (the specimen
-  model imposed directly: the ideal partitioned test) implement it;
-* :mod:`.engine` — fused (one ``lax.scan``) and step-wise (site + numerical
-  substructure protocols, from Python) engines;
-* :mod:`.hybrid_test` — a hybrid test as data, run with either engine; :mod:`.results`
-  — its metrics and report;
-* :mod:`.scenarios` — ready-made tests, registered for ``rths-ident run``.
+* :mod:`.fast_side` — what a lab controller runs, one fast step at a time: the
+  Carrion–Spencer servo-hydraulic actuator with control–structure interaction
+  (:mod:`.fast_side.actuator`), sensors (band-limited noise, ADC quantization),
+  compensation (polynomial extrapolation, AMB, dAMB), rate transition
+  (predictor–corrector, DDMRT, ZOH), and the sites built from them: the virtual fast
+  side (:mod:`.fast_side.virtual_site`), the specimen imposed directly (the ideal
+  partitioned test, :mod:`.fast_side.direct_site`), a specimen behind the virtual
+  actuator served as an OpenFresco element (:mod:`.fast_side.actuator_element_site`);
+* :mod:`.loop` — the two engines (fused: one ``lax.scan``; step-wise: the site and
+  numerical-substructure protocols of :mod:`rths_ident.protocols` called from Python),
+  the guarded model-updating hook, the safe stop, real-time pacing, and the assembled
+  test the engines run (:mod:`.loop.assembled`).
+
+Running a test (results, records, figures) is :mod:`rths_ident.runner`; ready-made
+tests are :mod:`rths_ident.scenarios`.
 """
 
-from rths_ident.hybrid import compensation, engine, model_updating, rate_transition
-from rths_ident.hybrid.actuator import (
+from rths_ident.hybrid.fast_side import compensation
+from rths_ident.hybrid.loop import engine
+from rths_ident.hybrid.loop import model_updating
+from rths_ident.hybrid.fast_side import rate_transition
+from rths_ident.hybrid.fast_side.actuator import (
     ActuatorInputs,
     ActuatorLimitError,
     ActuatorState,
@@ -33,12 +35,12 @@ from rths_ident.hybrid.actuator import (
     ideal_actuator_step,
     phase_delay,
 )
-from rths_ident.hybrid.direct_site import DirectSite
-from rths_ident.hybrid.engine import LoopAborted, LoopState, ModelUpdater, SlowStepFunctions, run_fused, run_stepwise
-from rths_ident.hybrid.model_updating import UpdateGuards, hook_decide, hook_init, hook_step
-from rths_ident.hybrid.site import Site, SiteReading
-from rths_ident.hybrid.virtual_site import VirtualSite
-from rths_ident.hybrid.sensors import Sensor, SensorInputs, SensorParams, sensor_init, sensor_step
+from rths_ident.hybrid.fast_side.direct_site import DirectSite
+from rths_ident.hybrid.loop.engine import LoopAborted, LoopState, ModelUpdater, SlowStepFunctions, run_fused, run_stepwise
+from rths_ident.hybrid.loop.model_updating import UpdateGuards, hook_decide, hook_init, hook_step
+from rths_ident.protocols import Site, SiteReading
+from rths_ident.hybrid.fast_side.virtual_site import VirtualSite
+from rths_ident.hybrid.fast_side.sensors import Sensor, SensorInputs, SensorParams, sensor_init, sensor_step
 
 __all__ = [
     "ActuatorInputs",

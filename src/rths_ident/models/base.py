@@ -42,7 +42,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from rths_ident._params import ParameterError, plain
+from rths_ident.errors import ParameterError
+from rths_ident._params import plain
 
 __all__ = [
     "ElementInputs",

@@ -51,7 +51,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from rths_ident._params import ParameterError, field_range, params_dataclass
+from rths_ident.errors import ParameterError
+from rths_ident._params import field_range, params_dataclass
 from rths_ident.models._bouc_wen_increment import backward_euler_increment, integrate_increment
 from rths_ident.models.base import (
     ElementInputs,

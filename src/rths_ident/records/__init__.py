@@ -17,7 +17,7 @@ errors) and the metrics at the end, with a ``complete`` flag. A process killed w
 >>> record.complete, record.n_steps, record.steps["f"].tolist(), record.units["f"]
 (True, 3, [0.0, 2.0, 4.0], 'N')
 
-Layout: ``docs/records.md``. Depends on NumPy and h5py (file errors: :class:`~rths_ident.datasets.errors.DataFileError`).
+Layout: ``docs/records.md``. Depends on NumPy and h5py (file errors: :class:`~rths_ident.errors.DataFileError`).
 """
 
 from rths_ident.records.reader import Event, TestRecord, is_test_record, read_test_record

@@ -18,7 +18,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from rths_ident.datasets.errors import DataFileError
+from rths_ident.errors import DataFileError
 from rths_ident.records import layout
 
 

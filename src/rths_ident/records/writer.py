@@ -48,7 +48,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.records import layout
 from rths_ident.records.versions import software_versions
 

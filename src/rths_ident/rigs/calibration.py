@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 
 __all__ = [
     "ServoKinematics",

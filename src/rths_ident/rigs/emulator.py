@@ -40,7 +40,7 @@ import tty
 
 import numpy as np
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.rigs import serial_protocol as proto
 from rths_ident.rigs.calibration import ForceCalibration
 from rths_ident.rigs.errors import RigProtocolError

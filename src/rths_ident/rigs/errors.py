@@ -1,7 +1,7 @@
 """Errors of a rig: each names what failed, where (port, device) and at which step.
 
 All are :class:`RigError`; the step-wise engine wraps them in
-:class:`~rths_ident.hybrid.engine.LoopAborted` (``.logs``: the completed steps) and the
+:class:`~rths_ident.hybrid.loop.engine.LoopAborted` (``.logs``: the completed steps) and the
 :class:`~rths_ident.rigs.hardware_site.HardwareSite` keeps its own record of every step
 it completed, including the one that tripped a limit.
 """

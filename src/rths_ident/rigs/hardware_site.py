@@ -1,6 +1,6 @@
 """The site a lab implements for its own hardware.
 
-A :class:`HardwareSite` is a :class:`~rths_ident.hybrid.site.Site` (the step-wise engine
+A :class:`HardwareSite` is a :class:`~rths_ident.protocols.Site` (the step-wise engine
 runs against it) built from two objects the lab provides:
 
 ``RigDriver`` — the hardware, in its own units:
@@ -42,8 +42,8 @@ from typing import NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
-from rths_ident._params import ParameterError
-from rths_ident.hybrid.site import SiteReading
+from rths_ident.errors import ParameterError
+from rths_ident.protocols import SiteReading
 from rths_ident.rigs.calibration import ForceCalibration, ServoKinematics
 from rths_ident.rigs.errors import DeadlineMissed, RigError, RigLimitError
 

@@ -26,7 +26,7 @@ import dataclasses
 
 import numpy as np
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.estimators.offline import (
     FitData,
     FreeVibrationIdentification,
@@ -51,7 +51,7 @@ class StaticTest:
 
 
 def static_stiffness_test(site, displacements, *, increment: float = 1e-4, holds: int = 3) -> StaticTest:
-    """Static K_e (module doc, step 1) on ``site`` (any :class:`~rths_ident.hybrid.site.Site`
+    """Static K_e (module doc, step 1) on ``site`` (any :class:`~rths_ident.protocols.Site`
     with one interface DOF); returns to zero at the end."""
     levels = np.asarray(displacements, dtype=float).reshape(-1)
     if levels.size < 2 or not np.all(np.isfinite(levels)):

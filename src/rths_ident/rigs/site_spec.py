@@ -18,7 +18,7 @@ import contextlib
 
 import numpy as np
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.rigs.emulator import RigEmulator, VirtualSpecimen
 from rths_ident.rigs.hardware_site import HardwareSite, RawReading, RigLimits, ServoRigCalibration
 from rths_ident.rigs.serial_site import open_serial_site

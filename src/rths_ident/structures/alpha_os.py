@@ -46,7 +46,7 @@ from typing import NamedTuple
 import jax
 
 from rths_ident import small_linalg as sl
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.structures.integrator_base import Integrator, StepOutputs
 from rths_ident.structures.structure import Structure
 

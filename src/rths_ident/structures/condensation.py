@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 
 __all__ = ["CondensedModel", "condense_massless_dofs"]
 

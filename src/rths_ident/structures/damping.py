@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.structures.modal import modal_analysis
 
 __all__ = [

@@ -31,7 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from rths_ident import small_linalg as sl
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 
 __all__ = ["LinearNewmarkParams", "LinearNewmarkState", "linear_newmark_params", "linear_newmark_init",
            "linear_newmark_step", "linear_newmark_simulate", "newmark_constants"]

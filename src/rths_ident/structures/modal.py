@@ -10,7 +10,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.linalg
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 
 __all__ = ["ModalProperties", "modal_analysis"]
 

@@ -45,7 +45,7 @@ import numpy as np
 import scipy.linalg
 
 from rths_ident import small_linalg as sl
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.structures.linear_newmark import newmark_constants
 
 __all__ = ["ModalNewmarkParams", "ModalNewmarkState", "modal_newmark_params", "modal_newmark_init",

@@ -24,7 +24,7 @@ import jax
 import jax.numpy as jnp
 
 from rths_ident import small_linalg as sl
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.structures.integrator_base import Integrator, StepOutputs
 from rths_ident.structures.structure import Structure
 

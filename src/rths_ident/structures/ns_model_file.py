@@ -37,7 +37,7 @@ from typing import Callable
 
 import numpy as np
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 
 #: optional settings of the ``build``/``INTERFACE`` form → OpenSeesSubstructure keywords
 OPENSEES_SETTINGS = {

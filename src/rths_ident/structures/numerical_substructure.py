@@ -29,7 +29,7 @@ predictor): it calls the same pure functions the fused engine compiles, jitted o
 
 from __future__ import annotations
 
-from typing import Any, Callable, Protocol, runtime_checkable
+from typing import Any, Callable
 
 import functools
 
@@ -37,25 +37,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from rths_ident.protocols import NumericalSubstructure
+
 __all__ = ["NumericalSubstructure", "NativeSubstructure", "native_ns_step"]
-
-
-@runtime_checkable
-class NumericalSubstructure(Protocol):
-    """What the step-wise loop needs of a numerical substructure (module doc)."""
-
-    #: slow step Δt_n [s]
-    dt: float
-    #: number of interface DOFs n ≥ 1
-    n_interface: int
-
-    def initial_target(self) -> np.ndarray: ...
-
-    def step(self, feedback: np.ndarray, ground_accel: float) -> tuple[np.ndarray, dict]: ...
-
-    def apply_parameters(self, estimate: np.ndarray) -> None: ...
-
-    def close(self) -> None: ...
 
 
 def native_ns_step(integrator, interface_dofs, response: Callable | None = None):

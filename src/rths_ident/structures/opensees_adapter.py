@@ -36,7 +36,7 @@ from typing import Sequence
 
 import numpy as np
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 
 __all__ = ["OpenSeesShearBuilding", "import_opensees"]
 

@@ -29,7 +29,7 @@ from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.models import BilinearKinematic, BoucWen
 
 __all__ = ["build_shear_building", "OpenSeesShearBuildingModel", "OPENSEES_TWINS", "UPDATABLE",

@@ -95,7 +95,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.structures import opensees_adapter
 from rths_ident.structures.opensees_adapter import import_opensees
 

@@ -36,7 +36,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.structures.elements import InterfaceElement
 from rths_ident.structures.shear_building import ShearBuilding
 from rths_ident.structures.structure import Structure, StructureParams

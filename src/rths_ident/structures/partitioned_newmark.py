@@ -41,7 +41,7 @@ from typing import Callable
 
 import numpy as np
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.structures.stability import TimeStepError
 
 __all__ = [

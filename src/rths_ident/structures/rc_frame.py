@@ -91,7 +91,7 @@ from typing import Literal, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.structures.condensation import CondensedModel, condense_massless_dofs
 from rths_ident.structures.damping import modal_damping
 from rths_ident.structures.modal import modal_analysis

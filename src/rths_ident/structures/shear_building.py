@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.structures.damping import modal_damping, rayleigh_damping
 from rths_ident.structures.elements import ElementGroup, batch_size
 from rths_ident.structures.modal import ModalProperties, modal_analysis

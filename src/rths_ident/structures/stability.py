@@ -21,7 +21,7 @@ import math
 import numpy as np
 import scipy.linalg
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 
 __all__ = ["TimeStepError", "critical_time_step", "max_natural_frequency", "newmark_critical_omega_dt"]
 

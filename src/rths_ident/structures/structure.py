@@ -28,7 +28,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from rths_ident import small_linalg
-from rths_ident._params import ParameterError, params_dataclass
+from rths_ident.errors import ParameterError
+from rths_ident._params import params_dataclass
 from rths_ident.structures.elements import ElementGroup, batch_size
 
 __all__ = [

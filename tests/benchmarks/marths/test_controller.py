@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import scipy.linalg
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.benchmarks.marths.controller import LQGWeights, design_lqg
 from rths_ident.benchmarks.marths.plant import NOMINAL_PLANT, rk4_discretisation, state_space
 from rths_ident.benchmarks.marths.uncertainty import sample_plants

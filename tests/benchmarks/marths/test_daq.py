@@ -6,7 +6,7 @@ import jax
 import numpy as np
 import pytest
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.benchmarks.marths.daq import command_to_plant, default_daq, measure, quantize
 from rths_ident.benchmarks.marths.realisability import realisability_report
 

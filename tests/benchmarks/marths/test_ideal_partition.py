@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.benchmarks.marths import ideal_partition as ip
 from rths_ident.benchmarks.marths.model import marths_model
 from rths_ident.datasets import load_ground_motion

@@ -6,7 +6,7 @@ import control
 import numpy as np
 import pytest
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.benchmarks.marths.plant import (
     NOMINAL_PLANT,
     dc_gains,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.benchmarks.marths.record_studies import (
     RecordStudies,
     parse_records,
@@ -64,7 +64,7 @@ def test_records_share_one_dask_cluster_and_give_the_local_numbers(monkeypatch):
     """``--dask local`` with two records: one cluster is opened for both studies, and
     each record's J1–J10 per run are those of the same study on this machine."""
     pytest.importorskip("distributed")
-    from rths_ident.benchmarks.marths import distributed  # noqa: PLC0415
+    from rths_ident import dask_cluster as distributed  # noqa: PLC0415
 
     opened = []
 

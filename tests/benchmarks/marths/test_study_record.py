@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.benchmarks.marths import study
 from rths_ident.benchmarks.marths.study import StudyConfig, run_chunk, run_study, study_plants
 from rths_ident.benchmarks.marths.study_record import KIND, StudyRecorder, is_study_record, study_rows
@@ -135,8 +135,8 @@ class _OutOfOrderExecutor:
     """Chunks run here, handed back last first, and the last one twice (the answer of a
     task the scheduler retried after its first answer had arrived)."""
 
-    def iter_chunks(self, cfg, chunks):
-        answers = [(first, run_chunk(cfg, first, count)[0]) for first, count in chunks][::-1]
+    def iter_chunks(self, run_chunk_summaries, cfg, chunks):
+        answers = [(first, run_chunk_summaries(cfg, first, count)) for first, count in chunks][::-1]
         yield from answers + answers[-1:]
 
 

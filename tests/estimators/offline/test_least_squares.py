@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy.optimize import lsq_linear
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.estimators.offline import FitData, bounded_linear_least_squares, fit_ls
 
 from offline_synthetic import bilinear_return_map, growing_triangle_wave, lugre_closed_form

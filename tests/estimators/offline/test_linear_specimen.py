@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.estimators.offline import (
     free_vibration_peaks,
     identify_free_vibration,

@@ -4,7 +4,7 @@ the model's own SI force history, for every model (checks every dimension expone
 import numpy as np
 import pytest
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.estimators.offline import FitData, model_class, model_spec
 from rths_ident.estimators.offline.simulation import normalised_record, simulate_fields
 

@@ -69,7 +69,7 @@ def test_reported_si_parameters_reproduce_the_fitted_force(rng):
     ("bilinear", {"popsize": 1.5}, "popsize must be an integer ≥ 2"),
 ])
 def test_bad_options_raise_before_any_fitting(model, options, message):
-    from rths_ident._params import ParameterError
+    from rths_ident.errors import ParameterError
 
     x = growing_triangle_wave(50, 0.02)
     with pytest.raises(ParameterError, match=message):

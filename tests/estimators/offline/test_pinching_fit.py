@@ -5,7 +5,7 @@ RC test against the error bound measured for it."""
 import numpy as np
 import pytest
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.datasets import load_hysteresis_test
 from rths_ident.estimators.offline import MODEL_NAMES, FitData, fit_nls, model_spec
 from rths_ident.estimators.offline.simulation import normalised_record, simulate_fields

@@ -37,7 +37,7 @@ import numpy as np
 import scipy.linalg
 
 from rths_ident import small_linalg as sl
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.benchmarks.marths.daq import noise_offsets
 from rths_ident.benchmarks.marths.plant import NOMINAL_PLANT, PlantDescription, rk4_discretisation, state_space
 

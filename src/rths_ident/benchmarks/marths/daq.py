@@ -27,7 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 
 __all__ = ["DaqParams", "default_daq", "command_to_plant", "quantize", "measure", "noise_offsets"]
 

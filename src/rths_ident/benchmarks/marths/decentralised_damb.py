@@ -1,7 +1,7 @@
 """Our compensation on the maRTHS plant: one dAMB per actuator (decentralised).
 
 Each actuator i gets its own discrete adaptive model-based compensator
-(:mod:`rths_ident.hybrid.compensation.damb`: an inverse-plant 4-tap FIR identified online
+(:mod:`rths_ident.hybrid.fast_side.compensation.damb`: an inverse-plant 4-tap FIR identified online
 by RLS — the plant's online identification feeding the command), fed with its own target
 η_ns,i and its own measured stroke η_m,i; the coupling H12, H21 is left to the RLS (it sees
 it as part of its channel). The initial inverse plant is the first-order Taylor form of
@@ -19,8 +19,8 @@ import jax
 import numpy as np
 
 from rths_ident.benchmarks.marths.plant import NOMINAL_PLANT, PlantDescription, entry_polynomials
-from rths_ident.hybrid.compensation import damb
-from rths_ident.hybrid.compensation.inputs import CompensatorInputs
+from rths_ident.hybrid.fast_side.compensation import damb
+from rths_ident.hybrid.fast_side.compensation.inputs import CompensatorInputs
 
 __all__ = ["inverse_plant_coefficients", "damb_pair_params", "damb_pair_init", "damb_pair_step"]
 
@@ -38,7 +38,7 @@ def inverse_plant_coefficients(plant: PlantDescription = NOMINAL_PLANT) -> np.nd
 
 def damb_pair_params(rate_hz: float, cutoff_hz: float = 20.0, initial_fir_time_step: float = 0.02,
                      plant: PlantDescription = NOMINAL_PLANT) -> tuple:
-    """The two channels' :class:`~rths_ident.hybrid.compensation.damb.DAMBParams`."""
+    """The two channels' :class:`~rths_ident.hybrid.fast_side.compensation.damb.DAMBParams`."""
     return tuple(damb.DAMBParams(initial_plant_coefficients=a, initial_fir_time_step=initial_fir_time_step,
                                  filter_cutoff_frequency=cutoff_hz, filter_sample_rate=rate_hz)
                  for a in inverse_plant_coefficients(plant))

@@ -33,7 +33,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from rths_ident import metrics
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.benchmarks.marths.model import MarthsModel
 from rths_ident.structures.linear_newmark import (
     LinearNewmarkState,

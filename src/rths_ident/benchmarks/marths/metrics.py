@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from rths_ident import metrics
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 
 __all__ = ["CONVENTIONS", "run_indices", "average_indices", "reported_indices", "INDEX_NAMES"]
 

@@ -52,7 +52,7 @@ import functools
 
 import numpy as np
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.datasets.marths import MarthsMatrices, load_marths_matrices
 from rths_ident.structures.condensation import condense_massless_dofs
 from rths_ident.structures.damping import rayleigh_coefficients

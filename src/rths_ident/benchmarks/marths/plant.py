@@ -33,7 +33,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 
 __all__ = ["PlantDescription", "NOMINAL_PLANT", "StateSpace", "entry_polynomials", "state_space",
            "frequency_response", "dc_gains", "rk4_discretisation"]

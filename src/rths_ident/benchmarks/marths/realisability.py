@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 
 __all__ = ["LIMITS", "realisability_report"]
 

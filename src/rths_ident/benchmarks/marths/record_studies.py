@@ -19,7 +19,7 @@ import contextlib
 import dataclasses
 from pathlib import Path
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.benchmarks.marths.study import RECORDS, StudyConfig, run_study
 
 __all__ = ["RecordStudies", "parse_records", "record_test_record_path", "run_record_studies"]
@@ -84,7 +84,7 @@ def run_record_studies(cfg: RecordStudies, test_record=None, progress_factory=No
     with contextlib.ExitStack() as stack:
         executor = None  # a Dask cluster: opened once for all the records
         if cfg.studies[0].dask is not None:
-            from rths_ident.benchmarks.marths.distributed import DaskExecutor  # noqa: PLC0415
+            from rths_ident.dask_cluster import DaskExecutor  # noqa: PLC0415
 
             executor = stack.enter_context(DaskExecutor(cfg.studies[0].dask))
         for study in cfg.studies:

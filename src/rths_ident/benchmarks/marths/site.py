@@ -21,7 +21,7 @@ motion carried by the actuators through the coupler, f = J⁻ᵀ [F, M] (virtual
 the load-cell reading (that force with the §3.6.3 force noise; not used by the loop).
 
 ``make_chunk(law, dt)`` → ``chunk(params, state, target (2,)) -> (state, log, f̂ (2,))``,
-the engine's ``fast_chunk`` (:mod:`rths_ident.hybrid.engine`).
+the engine's ``fast_chunk`` (:mod:`rths_ident.hybrid.loop.engine`).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from rths_ident import small_linalg as sl
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.benchmarks.marths import daq as board
 from rths_ident.benchmarks.marths.controller import (
     KalmanDesign,

@@ -1,6 +1,6 @@
 """A maRTHS study: the nominal plant and M random plants on one record (digest §13 C).
 
-Every run is the project's fused engine (:func:`rths_ident.hybrid.engine.run_fused`,
+Every run is the project's fused engine (:func:`rths_ident.hybrid.loop.engine.run_fused`,
 compiled once per control law and record length): the NS of :mod:`.substructure` as
 ``ns_step``, the fast side of :mod:`.site` as ``fast_chunk``; no identifier (the
 model-updating hook never fires). The random plants differ only in pytree leaves (the
@@ -31,7 +31,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.metrics import nrms_error_percent
 from rths_ident.benchmarks.marths import daq as board
 from rths_ident.benchmarks.marths import metrics as bmetrics
@@ -45,10 +45,10 @@ from rths_ident.benchmarks.marths.realisability import realisability_report
 from rths_ident.benchmarks.marths.site import LAWS, SiteParams, make_chunk, site_init, stack_plants, true_plant
 from rths_ident.benchmarks.marths.substructure import ns_init, ns_params, ns_step
 from rths_ident.benchmarks.marths.uncertainty import plant_as_dict, sample_plants
-from rths_ident.estimators.online_identifier import Estimate
-from rths_ident.hybrid.engine import LoopState, SlowStepFunctions, make_fused_runner, run_fused
+from rths_ident.protocols import Estimate
+from rths_ident.hybrid.loop.engine import LoopState, SlowStepFunctions, make_fused_runner, run_fused
 
-__all__ = ["RECORDS", "StudyConfig", "ground_motion", "run_study", "run_chunk", "iter_batches", "run_batch", "run_once",
+__all__ = ["RECORDS", "StudyConfig", "ground_motion", "run_study", "run_chunk", "chunk_summaries", "iter_batches", "run_batch", "run_once",
            "batch_initial_state",
            "LOOP_RATE_HZ"]
 
@@ -101,7 +101,7 @@ class StudyConfig:
         if int(self.threads) != self.threads or self.threads < 0:
             raise ParameterError(f"threads must be a whole number >= 0 (0: one per CPU core); got {self.threads!r}")
         if self.dask is not None:
-            from rths_ident.benchmarks.marths.distributed import check_address  # noqa: PLC0415
+            from rths_ident.dask_cluster import check_address  # noqa: PLC0415
 
             check_address(self.dask)
         if self.convention not in bmetrics.CONVENTIONS:
@@ -352,14 +352,20 @@ class _StudySink:
         return [self.summaries[i] for i in range(self.total)]
 
 
+def chunk_summaries(cfg: StudyConfig, first: int, count: int) -> list:
+    """The per-run summaries of runs ``first`` … ``first + count − 1`` (what a cluster
+    worker sends back: :func:`run_chunk` without the histories)."""
+    return run_chunk(cfg, first, count)[0]
+
+
 def run_study(cfg: StudyConfig, keep_histories: int = 2, executor=None, test_record=None, progress=None,
               on_run=None) -> dict:
     """Nominal + ``cfg.uncertain`` random plants. Returns the study's result (JSON keys
     of ``rths-ident run marths`` and ``_arrays`` for the plots: the first
     ``keep_histories`` runs' histories, no other).
 
-    ``executor`` (e.g. :class:`~rths_ident.benchmarks.marths.distributed.DaskExecutor`)
-    runs the chunks elsewhere: ``executor.iter_chunks(cfg, chunks)`` yields
+    ``executor`` (e.g. :class:`~rths_ident.dask_cluster.DaskExecutor`)
+    runs the chunks elsewhere: ``executor.iter_chunks(chunk_summaries, cfg, chunks)`` yields
     ``(first run, summaries)`` per chunk as each completes, in any order; the kept runs
     run here first. With ``cfg.dask`` set and no executor, one is opened for the study
     and closed after it.
@@ -369,7 +375,7 @@ def run_study(cfg: StudyConfig, keep_histories: int = 2, executor=None, test_rec
     error. ``progress(done, total)`` is called after each batch or chunk (e.g.
     :class:`~.progress.StudyProgress`); ``on_run(run, summary)`` after each run's row."""
     if executor is None and cfg.dask is not None and cfg.uncertain + 1 > keep_histories:
-        from rths_ident.benchmarks.marths.distributed import DaskExecutor  # noqa: PLC0415
+        from rths_ident.dask_cluster import DaskExecutor  # noqa: PLC0415
 
         with DaskExecutor(cfg.dask) as cluster:
             return run_study(cfg, keep_histories, cluster, test_record, progress, on_run)
@@ -397,7 +403,7 @@ def run_study(cfg: StudyConfig, keep_histories: int = 2, executor=None, test_rec
                     sink.add(indices, summaries, histories)
             size = max(cfg.batch, 1)
             chunks = [(s, min(size, len(plants) - s)) for s in range(n_keep, len(plants), size)]
-            for first, chunk_summaries in executor.iter_chunks(cfg, chunks):
+            for first, chunk_summaries in executor.iter_chunks(chunk_summaries, cfg, chunks):
                 sink.add(list(range(first, first + len(chunk_summaries))), chunk_summaries)
         result = _study_result(cfg, model, plants, sink.ordered(), t)
         result["wall_s"] = _time.perf_counter() - start

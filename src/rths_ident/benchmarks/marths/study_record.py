@@ -28,7 +28,7 @@ import time as _time
 
 import numpy as np
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.benchmarks.marths.ideal_partition import INTERFACE_NAMES, UPPER_NAMES
 from rths_ident.benchmarks.marths.metrics import INDEX_NAMES
 from rths_ident.benchmarks.marths.realisability import LIMITS

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.benchmarks.marths.plant import NOMINAL_PLANT, PlantDescription
 
 __all__ = ["RELATIVE_STD", "RENORMALISATION_HZ", "sample_plant", "sample_plants", "plant_as_dict"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.estimators.offline.fit_data import PSEUDO_TIME_STEP_S, FitData, Scales
 from rths_ident.estimators.offline.goodness import (
     coefficient_of_determination,

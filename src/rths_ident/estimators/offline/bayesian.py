@@ -24,7 +24,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.estimators.offline.fit_data import FitData
 from rths_ident.estimators.offline.model_specs import model_spec
 from rths_ident.estimators.offline.nonlinear_least_squares import fit_nls, result_from_coordinates

@@ -21,7 +21,7 @@ import dataclasses
 
 import numpy as np
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 
 __all__ = ["FitData", "Scales", "PSEUDO_TIME_STEP_S"]
 

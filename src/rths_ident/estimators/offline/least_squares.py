@@ -47,7 +47,7 @@ import numpy as np
 from scipy.optimize import least_squares
 from scipy.stats import qmc
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.estimators import qp_projection
 from rths_ident.estimators.offline.fit_data import FitData
 from rths_ident.estimators.offline.model_specs import FreeParameter, ModelSpec, model_spec

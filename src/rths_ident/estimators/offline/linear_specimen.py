@@ -34,7 +34,7 @@ import math
 
 import numpy as np
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 
 __all__ = [
     "StaticStiffness",

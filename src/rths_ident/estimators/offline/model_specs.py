@@ -34,7 +34,7 @@ from typing import Callable
 import jax.numpy as jnp
 import numpy as np
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.estimators.offline.fit_data import FitData, Scales
 
 __all__ = ["FreeParameter", "ModelSpec", "MODEL_NAMES", "PINCHING_FORMS", "model_spec", "model_class",

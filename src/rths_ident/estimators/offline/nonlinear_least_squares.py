@@ -33,7 +33,7 @@ import numpy as np
 from scipy.optimize import least_squares
 from scipy.stats import qmc
 
-from rths_ident._params import ParameterError
+from rths_ident.errors import ParameterError
 from rths_ident.estimators.offline.fit_data import FitData
 from rths_ident.estimators.offline.form_selection import compare_nested
 from rths_ident.estimators.offline.global_search import decimated_record, global_search

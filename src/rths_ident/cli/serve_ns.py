@@ -1,0 +1,118 @@
+"""``rths-ident serve ns``: a numerical substructure served to a loop in another process.
+
+A numerical substructure (NS): ``--model FILE.py`` (what the file must define:
+:mod:`rths_ident.structures.ns_model_file`), or without ``--model`` the scenarios'
+OpenSeesPy NS (what ``rths-ident run … --ns opensees-tcp --ns-address HOST:PORT`` asks
+for). Wires: ``framed`` (ours, default) or ``seed000`` (the thesis' Simulink client:
+force in, displacement out, big-endian float64). Prints the address it listens on,
+serves until a stop request (framed SHUTDOWN as a connection's first message),
+``--once``, or Ctrl-C. The ``serve`` group itself is in :mod:`rths_ident.cli`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rths_ident.errors import ParameterError
+
+
+def _serve_ns(args: argparse.Namespace) -> int:
+    from rths_ident.transport.ns_server import NSServer  # noqa: PLC0415
+
+    if not args.timeout > 0:
+        raise ParameterError(f"--timeout {args.timeout!r}: expected a positive number of seconds")
+    if args.model is None:
+        if args.wire == "seed000":
+            raise ParameterError("--wire seed000 needs --model FILE.py defining DT and GROUND_ACCEL (nothing on that "
+                                 "wire carries the slow step or the record)")
+        from rths_ident.scenarios import remote_ns  # noqa: PLC0415
+
+        make, name, seed000_setup = remote_ns.make_substructure, remote_ns.MODEL_NAME, None
+    else:
+        from rths_ident.structures.ns_model_file import load_ns_model  # noqa: PLC0415
+
+        model = load_ns_model(args.model)
+        make, name, seed000_setup = model.substructure, model.name, None
+        if args.wire == "seed000":
+            try:
+                seed000_setup = model.setup()
+            except ValueError as exc:
+                raise ParameterError(f"--wire seed000: model file {args.model}: {exc}") from None
+            try:  # build it once now: a bad model fails before listening
+                model.substructure(seed000_setup).close()
+            except Exception as exc:
+                raise ParameterError(f"model file {args.model}: building the numerical substructure failed: "
+                                     f"{type(exc).__name__}: {exc}") from exc
+    make = _recorded(make, args, name)
+    server = NSServer(make, host=args.host, port=args.port, wire=args.wire, timeout_s=args.timeout,
+                      seed000_setup=seed000_setup, seed000_reply=args.reply, model=name)
+    host, port = server.address
+    print(f"rths-ident serve ns: listening on {host}:{port} ({args.wire} wire, model {name}); "
+          f"Ctrl-C stops; session records in {args.records}", flush=True)
+    try:
+        sessions = server.serve(max_sessions=1 if args.once else None)
+    except KeyboardInterrupt:
+        server.close()
+        print(f"rths-ident serve ns: stopped (Ctrl-C) after {server.sessions} session(s)", file=sys.stderr)
+        return 130
+    print(f"rths-ident serve ns: stopped after {sessions} session(s), {len(server.failures)} failed", flush=True)
+    return 1 if server.failures else 0
+
+
+def _recorded(make, args: argparse.Namespace, name: str):
+    """``make`` whose every session is recorded in ``args.records``
+    (:mod:`rths_ident.records.served`); checks the folder before listening."""
+    from rths_ident.output_paths import check_output_folder  # noqa: PLC0415
+    from rths_ident.records.served import (  # noqa: PLC0415
+        SUBSTRUCTURE_UNITS,
+        RecordingSubstructure,
+        SessionRecords,
+        default_records_folder,
+    )
+
+    if args.records is None:
+        args.records = str(default_records_folder("serve ns"))
+        Path(args.records).parent.mkdir(exist_ok=True)
+    folder = check_output_folder("--records", args.records)
+    records = SessionRecords(folder, "serve ns", {"command": "serve ns", "model": name, "wire": args.wire})
+
+    def make_recorded(setup):
+        ns = make(setup)
+        small = {k: v for k, v in setup.items() if k != "ground_accel"}  # the record's own rows hold ẍ_g
+        writer = records.open(SUBSTRUCTURE_UNITS, {"setup": small}, time_base={"slow_step_s": float(ns.dt)})
+        return RecordingSubstructure(ns, writer)
+
+    return make_recorded
+
+
+def add_serve_ns_parser(actions: argparse._SubParsersAction) -> None:
+    """Register ``ns`` under the ``serve`` command group."""
+    from rths_ident.transport.ns_server import DEFAULT_PORT, DEFAULT_TIMEOUT_S, SEED000_REPLIES, WIRES  # noqa: PLC0415
+
+    parser = actions.add_parser(
+        "ns", help="serve a numerical substructure (OpenSeesPy model) to a loop in another process",
+        description="Serve a numerical substructure over TCP, one session per connection. Units: SI.",
+    )
+    parser.add_argument("--model", metavar="FILE.py", default=None,
+                        help="model file: build(ops) and INTERFACE (+ optional settings, DT, GROUND_ACCEL), or "
+                        "make_substructure(setup); default: the scenarios' OpenSees NS (rc-frame, bw-frame), built "
+                        "from the client's setup")
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1; 0.0.0.0 "
+                        "listens on every interface)")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT,
+                        help=f"TCP port (default {DEFAULT_PORT}, the thesis' server; 0: a free port)")
+    parser.add_argument("--wire", choices=WIRES, default="framed",
+                        help="framed (rths_ident's protocol, default) or seed000 (n big-endian float64: force in, "
+                        "displacement out, as seed 000's Simulink client)")
+    parser.add_argument("--reply", choices=SEED000_REPLIES, default="target",
+                        help="seed000: send the NS's next target (default) or the interface displacement after "
+                        "the step (nodeDisp, as the thesis' script)")
+    parser.add_argument("--once", action="store_true", help="stop after one session")
+    parser.add_argument("--records", metavar="DIR", default=None,
+                        help="folder of the session records (session-001.h5, …; default rths-runs/serve-ns-<UTC>/)")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S,
+                        help=f"seconds to wait for a client to connect and for each of its messages "
+                        f"(default {DEFAULT_TIMEOUT_S:g})")
+    parser.set_defaults(func=_serve_ns)

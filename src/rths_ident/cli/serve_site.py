@@ -1,0 +1,229 @@
+"""``rths-ident serve site``: a virtual specimen served to an OpenFresco client.
+
+    rths-ident serve site --port P --specimen MODEL:field=value,... \\
+        [--transfer-system ideal|carrion-spencer] [--host 127.0.0.1] [--data-size 256]
+
+listens on ``host:port`` (127.0.0.1 unless ``--host`` says otherwise), prints the
+address, and serves one client speaking the OpenFresco element protocol — OpenSees'
+``genericClient`` element, OpenFresco's ``expElement … -server``, rths_ident's
+:class:`~rths_ident.transport.openfresco_client.OpenFrescoClient` in the simapp dialect —
+until it sends DIE (99) or Ctrl-C. The specimen is a 1-D model of
+:mod:`rths_ident.models`: a client controlling 1 displacement drives one node against
+a fixed end, one controlling 2 (``-dof 1 -dof 1``) drives the deformation ``d2 − d1``.
+
+``--transfer-system ideal`` (default): the specimen is at the client's trial
+displacement; the reply to getForce is its restoring force
+(:class:`~rths_ident.transport.openfresco.ModelElementSite`).
+``--transfer-system carrion-spencer``: the trial displacement is the command of the
+Carrion–Spencer actuator with control–structure interaction
+(:class:`~rths_ident.hybrid.fast_side.actuator_element_site.ActuatorElementSite`); the client gets
+the specimen's restoring force at the actuator's displacement at the end of the step
+(getForce), and that measured displacement (getDisp, getDaqResponse).
+
+:func:`serve_site` runs the same from Python with an ``on_command(code, frame, reply)``
+callback (the hook for a test record).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib
+import sys
+from pathlib import Path
+
+from rths_ident.errors import ParameterError
+
+#: ``--specimen`` model names -> (module of rths_ident.models, class name).
+SPECIMEN_MODELS = {
+    "boucwen": ("bouc_wen", "BoucWen"),
+    "degrading-boucwen": ("degrading_bouc_wen", "DegradingBoucWen"),
+    "pinching-boucwen": ("pinching_bouc_wen", "PinchingBoucWen"),
+    "bilinear": ("bilinear", "BilinearKinematic"),
+    "lugre": ("lugre", "ModifiedLuGre"),
+    "linear": ("linear", "LinearElement"),
+}
+TRANSFER_SYSTEMS = ("ideal", "carrion-spencer")
+
+
+def _params_fields(model) -> list[dataclasses.Field]:
+    return [f for f in dataclasses.fields(model.Params) if f.init]
+
+
+def parse_specimen(text: str):
+    """``MODEL:field=value,...`` -> ``(model class, model.Params)`` (SI values).
+
+    Raises :class:`ParameterError` (one line, listing the valid names) for an unknown
+    model or field, a value that is not a number, or a missing required field; the
+    Params' own range checks name the field and its range.
+    """
+    name, _, assignments = text.partition(":")
+    name = name.strip().lower()
+    if name not in SPECIMEN_MODELS:
+        raise ParameterError(f"--specimen: unknown model {name!r}; valid models: {', '.join(SPECIMEN_MODELS)}")
+    module_name, class_name = SPECIMEN_MODELS[name]
+    model = getattr(importlib.import_module(f"rths_ident.models.{module_name}"), class_name)
+    fields = {f.name: f for f in _params_fields(model)}
+    valid = ", ".join(fields)
+    values = {}
+    for item in filter(None, (part.strip() for part in assignments.split(","))):
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        if not sep:
+            raise ParameterError(f"--specimen {name}: {item!r} is not field=value; fields of {name}: {valid}")
+        if key not in fields:
+            raise ParameterError(f"--specimen {name}: unknown field {key!r}; fields of {name}: {valid}")
+        default = fields[key].default
+        try:
+            values[key] = int(raw) if isinstance(default, int) and not isinstance(default, bool) else float(raw)
+        except ValueError:
+            kind = "an integer" if isinstance(default, int) else "a number"
+            raise ParameterError(f"--specimen {name}: {key}={raw.strip()!r} is not {kind} (SI units)") from None
+    missing = [f.name for f in fields.values()
+               if f.name not in values and f.default is dataclasses.MISSING
+               and f.default_factory is dataclasses.MISSING]
+    if missing:
+        raise ParameterError(f"--specimen {name}: missing {', '.join(missing)}; fields of {name}: {valid}")
+    return model, model.Params(**values)
+
+
+def _parse_scaled_for(text: str | None):
+    if text is None:
+        return None
+    parts = text.split(",")
+    try:
+        numbers = [float(p) for p in parts]
+    except ValueError:
+        numbers = []
+    if len(numbers) != 3:
+        raise ParameterError(f"--actuator-scaled-for: expected PEAK_FORCE,PEAK_DISPLACEMENT,PEAK_VELOCITY "
+                             f"(N, m, m/s), got {text!r}")
+    return numbers
+
+
+def make_site_factory(model, params, transfer_system: str = "ideal", *, actuator=None,
+                      fast_rate: float | None = None):
+    """``site(setup) -> ElementSite`` for :class:`~rths_ident.transport.openfresco.ElementServer`:
+    a site with as many basic DOFs (1 or 2) as the client controls."""
+    from rths_ident.transport.openfresco import ModelElementSite, OpenFrescoProtocolError  # noqa: PLC0415
+
+    if transfer_system not in TRANSFER_SYSTEMS:
+        raise ParameterError(f"--transfer-system: expected one of {', '.join(TRANSFER_SYSTEMS)}, "
+                             f"got {transfer_system!r}")
+
+    def site_for(setup):
+        n = setup.ctrl_disp
+        if n not in (1, 2):
+            raise OpenFrescoProtocolError(
+                f"serve site has a 1-D specimen: the client must control 1 displacement (one node) or 2 "
+                f"(two nodes, -dof 1 -dof 1); its setup says {n} (ints {list(setup)})")
+        if transfer_system == "ideal":
+            return ModelElementSite(model, params, n_basic=n)
+        from rths_ident.hybrid.fast_side.actuator_element_site import (  # noqa: PLC0415
+            DEFAULT_FAST_RATE,
+            ActuatorElementSite,
+        )
+
+        return ActuatorElementSite(model, params, actuator, n_basic=n,
+                                   fast_rate=DEFAULT_FAST_RATE if fast_rate is None else fast_rate)
+
+    return site_for
+
+
+def serve_site(args: argparse.Namespace, on_command=None) -> int:
+    """Run ``serve site`` with parsed ``args``; ``on_command(code, frame, reply)`` is
+    called after every command served."""
+    from rths_ident.transport.openfresco import COMMAND_NAMES, ElementServer, OpenFrescoProtocolError  # noqa: PLC0415
+
+    from rths_ident.records.served import ELEMENT_SITE_UNITS, RecordingElementSite  # noqa: PLC0415
+
+    model, params = parse_specimen(args.specimen)
+    if args.data_size < 0:
+        raise ParameterError(f"--data-size must be >= 0 (0 accepts the client's); got {args.data_size}")
+    actuator = None
+    if args.transfer_system == "carrion-spencer":
+        from rths_ident.hybrid.fast_side.actuator import CarrionSpencerParams  # noqa: PLC0415
+
+        scaled = _parse_scaled_for(args.actuator_scaled_for)
+        actuator = CarrionSpencerParams.table_2_1() if scaled is None else CarrionSpencerParams.scaled_for(*scaled)
+    site_for = make_site_factory(model, params, args.transfer_system, actuator=actuator, fast_rate=args.fast_rate)
+
+    records, recorded = _records(args), []
+
+    def checked_site(setup):
+        if args.data_size and setup.data_size != args.data_size:
+            raise OpenFrescoProtocolError(
+                f"client's data_size {setup.data_size} != --data-size {args.data_size} (set the client's "
+                f"-dataSize, or --data-size 0 to accept the client's)")
+        site = RecordingElementSite(site_for(setup), records.open(ELEMENT_SITE_UNITS, {"setup_ints": list(setup)}))
+        recorded.append(site)
+        return site
+
+    server = ElementServer(checked_site, port=args.port, host=args.host, accept_timeout=args.wait,
+                           timeout=args.timeout, on_command=on_command)
+    host, port = server.address
+    try:  # Ctrl-C may come as soon as the address is out
+        print(f"rths-ident serve site: listening on {host}:{port} (OpenFresco element protocol; specimen "
+              f"{args.specimen}, transfer system {args.transfer_system}); stop with DIE (99) or Ctrl-C",
+              flush=True)
+        server.serve()
+    except BaseException as exc:
+        for site in recorded:  # what was served stays on disk, with why it ended
+            site.writer.event("error", "Ctrl-C" if isinstance(exc, KeyboardInterrupt) else f"{type(exc).__name__}: "
+                              f"{exc}", step=site.commits)
+            site.writer.close()
+        if not isinstance(exc, KeyboardInterrupt):
+            raise
+        server.close()
+        print("rths-ident serve site: interrupted (Ctrl-C)", file=sys.stderr, flush=True)
+        return 130
+    for site in recorded:
+        site.finish()
+        print(f"rths-ident serve site: test record → {site.writer.path}", flush=True)
+    counts = ", ".join(f"{name} {server.counts[name]}" for name in COMMAND_NAMES.values() if name in server.counts)
+    print(f"rths-ident serve site: client sent DIE; served {counts}", flush=True)
+    return 0
+
+
+def _records(args: argparse.Namespace):
+    """The session records of ``serve site`` (:mod:`rths_ident.records.served`), the
+    folder checked before listening."""
+    from rths_ident.output_paths import check_output_folder  # noqa: PLC0415
+    from rths_ident.records.served import SessionRecords, default_records_folder  # noqa: PLC0415
+
+    if args.records is None:
+        args.records = str(default_records_folder("serve site"))
+        Path(args.records).parent.mkdir(exist_ok=True)
+    folder = check_output_folder("--records", args.records)
+    return SessionRecords(folder, "serve site", {"command": "serve site", "specimen": args.specimen,
+                                                 "transfer_system": args.transfer_system})
+
+
+def add_serve_site_parser(serve_subparsers: argparse._SubParsersAction) -> None:
+    """Register ``site`` under the ``serve`` command group."""
+    parser = serve_subparsers.add_parser(
+        "site", help="serve a virtual specimen to an OpenFresco client (genericClient, expElement -server)",
+        description=__doc__.split("\n\n")[2], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--port", type=int, required=True, help="TCP port (0: the system picks one, printed)")
+    parser.add_argument("--specimen", required=True, metavar="MODEL:field=value,...",
+                        help=f"specimen model and its Params in SI, e.g. boucwen:k=2e6,alpha=0.1,A=1,beta=60,"
+                             f"gamma=40,n=1; models: {', '.join(SPECIMEN_MODELS)}")
+    parser.add_argument("--transfer-system", choices=TRANSFER_SYSTEMS, default="ideal",
+                        help="ideal (the specimen is at the trial displacement) or carrion-spencer (a virtual "
+                             "servo-hydraulic actuator with control-structure interaction)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument("--data-size", type=int, default=256,
+                        help="frame size in float64 the client must announce (default 256, OpenFresco's; "
+                             "0 accepts the client's)")
+    parser.add_argument("--actuator-scaled-for", metavar="F,D,V", default=None,
+                        help="carrion-spencer: Table 2.1's actuator scaled for a peak force [N], displacement [m] "
+                             "and velocity [m/s] (CarrionSpencerParams.scaled_for); default Table 2.1 as is")
+    parser.add_argument("--fast-rate", type=float, default=None,
+                        help="carrion-spencer: controller rate [Hz] (default 4000)")
+    parser.add_argument("--wait", type=float, default=None,
+                        help="seconds to wait for the client to connect (default: until Ctrl-C)")
+    parser.add_argument("--records", metavar="DIR", default=None,
+                        help="folder of the session record (session-001.h5; default rths-runs/serve-site-<UTC>/)")
+    parser.add_argument("--timeout", type=float, default=60.0,
+                        help="seconds allowed between two messages of the client (default 60)")
+    parser.set_defaults(func=serve_site)

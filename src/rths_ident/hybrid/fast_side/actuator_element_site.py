@@ -1,0 +1,162 @@
+"""A specimen behind a virtual servo-hydraulic actuator, as an OpenFresco element site.
+
+What :class:`~rths_ident.transport.openfresco.ElementServer` drives when ``rths-ident
+serve site --transfer-system carrion-spencer`` runs: the client's trial displacement is
+the actuator's *command*, the Carrion–Spencer actuator with control–structure
+interaction (:mod:`rths_ident.hybrid.fast_side.actuator`) moves the specimen, and the client gets
+back what a laboratory would measure at the end of the step.
+
+Per trial (``set_trial(d, v, a, t)``), from the committed state (trials are pure, the
+last one before ``commit()`` is kept, like OpenSees' Newton iterations expect):
+
+* step length ``Δt = t − t_committed`` (the client's time; genericClient and the simapp
+  dialect send it), split into ``N = max(1, round(Δt·f_fast))`` controller periods
+  (``f_fast`` 4000 Hz by default);
+* command ramped linearly from the committed command to the new one over the N periods
+  (what a lab's rate transition does to a slow-rate target; a step would kick the
+  servo-valve), each period held (ZOH) through :func:`~rths_ident.hybrid.fast_side.actuator.actuator_step`;
+* measured: the actuator displacement ``x_a`` (LVDT) and the specimen's restoring force
+  ``R(x_a)`` (the load cell, the virtual site's convention) at the end of the step.
+  ``force()`` is R (in the basic DOFs: ``[−R, R]`` for two nodes),
+  ``measured_displacement()`` is ``x_a`` (``[d0, d0 + x_a]`` for two nodes);
+  getDisp and getDaqResponse return it. A trial at ``Δt ≤ 0`` leaves the actuator where
+  it was committed.
+
+The tangent the client may ask for is the specimen's initial stiffness (the loop's
+dynamics are not a static tangent). An actuator limit (stroke, velocity, force) raises
+:class:`~rths_ident.hybrid.fast_side.actuator.ActuatorLimitError` at the commit that crossed it.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from rths_ident.hybrid.fast_side import actuator as act
+from rths_ident.typed_leaves import canonical_state
+from rths_ident.models import ElementInputs
+
+#: Controller rate [Hz] of the virtual actuator (seed 000's fast rate).
+DEFAULT_FAST_RATE = 4000.0
+
+
+@functools.lru_cache(maxsize=16)
+def _compiled_run(n_periods: int):
+    """``run(params, state, x_from, x_to, dt_fast) -> (state, x_a, R)``: N controller
+    periods with the command ramped from ``x_from`` to ``x_to`` (one compile per N)."""
+
+    def run(params, state, x_from, x_to, dt_fast):
+        params = act.with_discretisation(params, dt_fast)  # the exact integrator's matrices, once
+        fractions = jnp.arange(1, n_periods + 1, dtype=jnp.float64) / n_periods
+        commands = x_from + fractions * (x_to - x_from)
+
+        def body(carry, command):
+            carry, outputs = act.actuator_step(params, carry, act.ActuatorInputs(command), dt_fast)
+            return carry, None
+
+        state, _ = jax.lax.scan(body, state, commands)
+        return state, state.displacement, state.restoring_force
+
+    return jax.jit(run)
+
+
+class ActuatorElementSite:
+    """The :class:`~rths_ident.transport.openfresco.ElementSite` of a specimen model
+    driven through the Carrion–Spencer actuator (module doc).
+
+    model, params : the specimen's :mod:`rths_ident.models` class and its Params (SI).
+    actuator : :class:`~rths_ident.hybrid.fast_side.actuator.CarrionSpencerParams`.
+    n_basic : 1 (one node) or 2 (two nodes, deformation ``d[1] − d[0]``).
+    fast_rate : controller rate [Hz].
+    """
+
+    def __init__(self, model, params, actuator: act.CarrionSpencerParams, n_basic: int = 2,
+                 fast_rate: float = DEFAULT_FAST_RATE):
+        if n_basic not in (1, 2):
+            raise ValueError(f"ActuatorElementSite.n_basic must be 1 or 2; got {n_basic}")
+        if not (np.isfinite(fast_rate) and fast_rate > 0):
+            raise ValueError(f"ActuatorElementSite.fast_rate must be a finite rate > 0 Hz; got {fast_rate!r}")
+        self.model, self.params, self.n_basic = model, params, n_basic
+        self.fast_rate = float(fast_rate)
+        self.transfer = act.TransferSystemParams(actuator=actuator, specimen=params, specimen_model=model)
+        self._pattern = np.array([1.0]) if n_basic == 1 else np.array([-1.0, 1.0])
+        self._state = canonical_state(act.actuator_init(self.transfer))  # traced once, not twice
+        self._trial_state = self._state
+        self.committed_time = 0.0
+        self.committed_command = 0.0
+        self._trial_time = 0.0
+        self._trial_command = 0.0
+        self._base = 0.0  # d[0] of a two-node element (moves rigidly with the specimen's base)
+        self.history: list = []  # (time, command, x_a, R) per commit
+
+    def _deformation(self, values) -> float:
+        v = np.asarray(values, dtype=np.float64)
+        return float(v[0]) if self.n_basic == 1 else float(v[1] - v[0])
+
+    def set_trial(self, displacement, velocity, acceleration, time) -> None:
+        command = self._deformation(displacement)
+        self._base = 0.0 if self.n_basic == 1 else float(np.asarray(displacement)[0])
+        t = float(time) if time is not None else self.committed_time
+        dt = t - self.committed_time
+        self._trial_time, self._trial_command = t, command
+        if dt <= 0.0:
+            self._trial_state = self._state
+            return
+        n_periods = max(1, int(round(dt * self.fast_rate)))
+        run = _compiled_run(n_periods)
+        self._trial_state, _, _ = run(self.transfer, self._state, jnp.float64(self.committed_command),
+                                      jnp.float64(command), jnp.float64(dt / n_periods))
+
+    def _x_a(self) -> float:
+        return float(self._trial_state.displacement)
+
+    def _restoring_force(self) -> float:
+        return float(self._trial_state.restoring_force)
+
+    def force(self) -> np.ndarray:
+        return self._pattern * self._restoring_force()
+
+    def measured_displacement(self) -> np.ndarray:
+        if self.n_basic == 1:
+            return np.array([self._x_a()])
+        return np.array([self._base, self._base + self._x_a()])
+
+    def commit(self) -> None:
+        self._state = self._trial_state
+        self.committed_time, self.committed_command = self._trial_time, self._trial_command
+        self.history.append((self.committed_time, self.committed_command, self._x_a(), self._restoring_force()))
+        self._raise_if_limit_latched()
+
+    def _raise_if_limit_latched(self) -> None:
+        """:class:`~rths_ident.hybrid.fast_side.actuator.ActuatorLimitError` for the first limit the
+        state has latched (stroke, velocity or force; value, limit and time)."""
+        code = int(self._state.limit_code)
+        if code == 0:
+            return
+        actuator = self.transfer.actuator
+        for bit, name, limit in ((act.LIMIT_STROKE, "stroke", actuator.stroke_limit),
+                                 (act.LIMIT_VELOCITY, "velocity", actuator.velocity_limit),
+                                 (act.LIMIT_FORCE, "force", actuator.force_limit)):
+            if code & bit:
+                raise act.ActuatorLimitError(name, float(self._state.limit_value), float(limit),
+                                             float(self._state.limit_time), self.history)
+
+    def _stiffness_matrix(self, k: float) -> np.ndarray:
+        return k * np.outer(self._pattern, self._pattern)
+
+    def initial_stiffness(self) -> np.ndarray:
+        state0 = self.model.init(self.params)
+        k0 = float(self.model.tangent(self.params, state0, ElementInputs(0.0, 0.0), 0.0))
+        return self._stiffness_matrix(k0)
+
+    def tangent_stiffness(self) -> np.ndarray:
+        return self.initial_stiffness()
+
+    def damping(self) -> np.ndarray:
+        return np.zeros((self.n_basic, self.n_basic))
+
+    def mass(self) -> np.ndarray:
+        return np.zeros((self.n_basic, self.n_basic))

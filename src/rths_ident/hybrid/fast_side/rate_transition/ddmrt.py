@@ -1,0 +1,151 @@
+"""DDMRT — data-driven multi-rate transition (seed 000 §3.2.2, Fig. 3.3; Mera, Gómez &
+Fermandois 2022): predict the next slow sample with a Wiener FIR, then interpolate the
+last segment up to the fast rate.
+
+One slow step n (digest 000 §8.2 algorithm; [REPO] defaults):
+
+1. receive the NS target u_n (slow rate, e.g. Δt_n = 0.02 s);
+2. adaptive only (LTV, Eq. 3.7): e = u_n − û_n (previous prediction),
+   w ← (1 − μλ) w + μ e U with U = [u_{n−1} … u_{n−L}] (μ = 0.01, λ = 10⁻¹⁰);
+3. predict û_{n+1} = Σ_{i=1..L} w_i u_{n+1−i} (Eq. 3.1 shifted by one, as [REPO]: the
+   8-sample buffer includes the current sample), L = 8;
+4. interpolate the n_nodes = 4 values [u_{n−2}, u_{n−1}, u_n, û_{n+1}] at normalised
+   times {0, ⅓, ⅔, 1} with monomials and evaluate the last segment at ``ratio`` points
+   (``monomial``); they are the fast targets for t_n + k·Δt_e, k = 1 … ratio, ending at
+   the prediction for t_{n+1}. (The [REPO] hard-codes 80 points — digest 000 §13 item
+   18; here it is ``ratio``.)
+
+Fixed W (LTI) = ``adaptive=False``; adaptive W (LTV) = ``adaptive=True`` starting from
+``weights``. Default weights: the [REPO] w_80 for Δt_n = 0.02 s (digest 000 §12.5);
+compute your own with :func:`rths_ident.hybrid.fast_side.rate_transition.wiener.wiener_coefficients`
+from an approximate realisation of the NS response.
+
+Units: u in m (any length unit works for the LTI filter; μ and λ are tied to u², see
+``wiener.lms_step_size_bound``).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from rths_ident import small_linalg as sl
+from rths_ident.errors import ParameterError
+from rths_ident._params import array_field, field_range, params_dataclass
+from rths_ident.hybrid.fast_side.rate_transition._wrapper import RateTransitionWrapper
+from rths_ident.hybrid.fast_side.rate_transition.inputs import TransitionInputs
+from rths_ident.hybrid.fast_side.rate_transition.monomial import interpolation_matrix
+
+REPOSITORY_W80 = np.array(
+    [
+        4.15196215127984,
+        -8.61304476276613,
+        11.5668233445886,
+        -11.3369579306043,
+        8.58283182617035,
+        -4.94233392101430,
+        1.94188198247825,
+        -0.394838977645662,
+    ]
+)
+
+
+@params_dataclass(static=("ratio", "n_nodes", "adaptive"))
+class DDMRTParams:
+    """DDMRT rate transition (seed 000 Eqs. 3.1, 3.7, 3.12; [REPO] constants)."""
+
+    weights: np.ndarray = array_field(REPOSITORY_W80, unit="-", doc="Wiener FIR w_1..w_L (initial, if adaptive)")
+    learning_rate: float = field_range(0.01, low=0.0, unit="1/m²", doc="μ of the leaky LMS (Eq. 3.7)")
+    leakage: float = field_range(1e-10, low=0.0, unit="m²", doc="λ of the leaky LMS (Eq. 3.7)")
+    ratio: int = 80  # Δt_n/Δt_e: fast samples per slow step
+    n_nodes: int = 4  # interpolation nodes N ([REPO] 4)
+    adaptive: bool = False  # False: fixed W (LTI); True: leaky-LMS W (LTV)
+
+    def __post_init__(self):
+        weights = np.shape(self.weights)
+        if len(weights) != 1 or weights[0] < max(1, self.n_nodes - 1):
+            raise ParameterError(
+                f"DDMRTParams.weights must be a 1-D array of length L ≥ n_nodes − 1 = {self.n_nodes - 1}; "
+                f"got shape {weights}"
+            )
+        interpolation_matrix(self.n_nodes, self.ratio)  # validates ratio, n_nodes, conditioning
+
+
+class DDMRTState(NamedTuple):
+    """history: received slow samples [u_n, u_{n−1}, …, u_{n−L+1}] [m];
+    weights: current w; prediction: û_{n+1} [m]."""
+
+    history: jax.Array
+    weights: jax.Array
+    prediction: jax.Array
+
+
+class DDMRTOutput(NamedTuple):
+    """samples: the ``ratio`` fast targets of the coming slow step [m];
+    prediction: û_{n+1} [m]; prediction_error: u_n − û_n of the sample just received [m]."""
+
+    samples: jax.Array
+    prediction: jax.Array
+    prediction_error: jax.Array
+
+
+def init(params: DDMRTParams) -> DDMRTState:
+    """At rest: zero history, w = ``params.weights``."""
+    weights = jnp.asarray(params.weights, dtype=jnp.float64)
+    return DDMRTState(history=jnp.zeros(weights.shape[0]), weights=weights, prediction=jnp.zeros(()))
+
+
+def leaky_lms_update(weights, error, regressor, learning_rate, leakage):
+    """w ← (1 − μλ) w + μ e U (Eq. 3.7)."""
+    return (1.0 - learning_rate * leakage) * weights + learning_rate * error * regressor
+
+
+def step(params: DDMRTParams, state: DDMRTState, inputs: TransitionInputs, dt) -> tuple[DDMRTState, DDMRTOutput]:
+    """Receive slow sample u_n = ``inputs.slow_target`` [m]; return the state and the
+    ``ratio`` fast samples. ``dt``: the slow step Δt_n [s] (unused: the predictor works in
+    samples; kept for the common shape)."""
+    del dt
+    u_new = inputs.slow_target
+    error = u_new - state.prediction
+    weights = state.weights
+    if params.adaptive:
+        weights = leaky_lms_update(weights, error, state.history, params.learning_rate, params.leakage)
+    history = jnp.concatenate([jnp.reshape(u_new, (1,)), state.history[:-1]])
+    prediction = sl.vdot(weights, history)  # multiply-sum, not dot (small_linalg)
+    known = history[: params.n_nodes - 1][::-1]  # [u_{n−N+2} … u_n], oldest first
+    nodes = jnp.concatenate([known, jnp.reshape(prediction, (1,))])
+    samples = sl.matvec(jnp.asarray(interpolation_matrix(params.n_nodes, params.ratio)), nodes)
+    return DDMRTState(history, weights, prediction), DDMRTOutput(samples, prediction, error)
+
+
+_step_jit = jax.jit(step)
+
+
+def run(params: DDMRTParams, slow_signal, state: DDMRTState | None = None, dt=None):
+    """Whole slow record in one ``lax.scan``: returns (state, fast signal of
+    len(slow_signal)·ratio samples, predictions). Fast sample k·ratio + j (j = 0 … ratio−1)
+    is the target for t_k + (j+1)·Δt_e. ``dt``: the slow step Δt_n [s], passed to
+    :func:`step` (which does not use it)."""
+    state = init(params) if state is None else state
+    state, out = _run_jit(params, state, TransitionInputs(jnp.asarray(slow_signal, dtype=jnp.float64)), dt)
+    return state, jnp.reshape(out.samples, (-1,)), out.prediction
+
+
+@jax.jit
+def _run_jit(params, state, inputs, dt):
+    return jax.lax.scan(lambda s, i: step(params, s, i, dt), state, inputs)
+
+
+class DDMRT(RateTransitionWrapper):
+    """Stateful wrapper: ``on_slow_sample(u_n, dt)`` then ``fast_samples()`` → array[ratio]."""
+
+    Params = DDMRTParams
+    _init = staticmethod(init)
+    _step_jit = staticmethod(_step_jit)
+
+    @property
+    def weights(self) -> np.ndarray:
+        return np.asarray(self.state.weights)

@@ -1,0 +1,303 @@
+"""A hybrid test as data, and running it with either engine.
+
+A :class:`HybridTest` is what a scenario builds: the record at the slow rate, the fast
+side (:class:`~rths_ident.hybrid.fast_side.fast_chunk.FastSide`), the numerical substructure
+(native pieces for the fused engine, and a factory of
+:class:`~rths_ident.structures.numerical_substructure.NumericalSubstructure` objects for
+the step-wise engine — native, OpenSeesPy or remote), the model-updating hook's guards,
+the identified parameters (names, true and initial values) and the reference response.
+
+Three **variants** of a test share one compiled loop: ``"updating"`` (identify and
+update), ``"none"`` (the hook frozen for ever: the wrong initial model stays) and
+``"oracle"`` (the NS starts from the true parameters, never updated). They differ only in
+pytree leaves (initial NS parameters, the hook's freeze time).
+
+Compiled functions are cached per test ``key`` (a hashable description of everything
+that changes the program, e.g. the scenario's configuration), so repeated runs and the
+three variants compile once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time as _time
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, Callable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from rths_ident import exported_programs, stored_arrays
+from rths_ident.errors import ParameterError
+from rths_ident.protocols import Estimate
+from rths_ident.hybrid.loop.engine import (
+    LoopAborted,
+    LoopState,
+    ModelUpdater,
+    SlowStepFunctions,
+    make_fused_runner,
+    run_stepwise,
+)
+from rths_ident.hybrid.loop.model_updating import UpdateGuards, hook_decide, hook_init
+from rths_ident.hybrid.fast_side.fast_chunk import (
+    FastSide,
+    fast_params,
+    initial_fast_state,
+    make_fast_chunk,
+    make_identify,
+)
+from rths_ident.hybrid.fast_side.virtual_site import VirtualSite
+from rths_ident.structures.numerical_substructure import NativeSubstructure
+
+VARIANTS = ("updating", "none", "oracle")
+ENGINES = ("fused", "stepwise")
+
+
+class NativeNS(NamedTuple):
+    """A native numerical substructure: what the fused engine compiles.
+
+    ``ns_step(params, state, feedback (n,), ground_accel) -> (state, target (n,), log)``
+    and ``apply_estimate(params, θ̂) -> params`` are pure; ``params``/``params_true``
+    are the initial-guess and true-parameter models (``oracle``).
+    """
+
+    integrator: Any
+    params: Any
+    params_true: Any
+    interface_dofs: tuple
+    ns_step: Callable
+    apply_estimate: Callable
+
+
+class HybridTest(NamedTuple):
+    """Everything a run needs, built once (static parts and arrays; SI units)."""
+
+    key: Any  # hashable: identifies the compiled program (cache key)
+    name: str  # scenario name
+    time_slow: np.ndarray  # t_1 … t_N [s]
+    ground_accel: np.ndarray  # ẍ_g at t_1 … t_N [m/s²]
+    slow_rate: float  # Hz
+    fast_side: FastSide
+    native_ns: NativeNS | None  # None: the NS is not native (step-wise engine only)
+    make_ns: Callable[[str], Any]  # variant -> NumericalSubstructure (step-wise engine)
+    guards: UpdateGuards
+    param_names: tuple
+    true_values: np.ndarray  # θ of the specimen
+    initial_values: np.ndarray  # θ of the NS's initial model
+    reference: Callable[[], tuple]  # () -> (response (N, n_response) [m], interface force (N,) [N])
+    seed: int  # sensor-noise seed
+    response_names: tuple = ("floor1", "floor2", "floor3")
+    extra_metrics: Callable[[dict], dict] = lambda logs: {}  # scenario-specific metrics from the logs
+    param_units: Mapping[str, str] = MappingProxyType({})  # SI unit of each identified parameter (test records)
+
+
+def slow_step_functions(test: HybridTest) -> SlowStepFunctions:
+    """The pure functions of a slow step for a native test (cached per test key)."""
+    if test.native_ns is None:
+        raise ParameterError(f"{test.name}: the fused engine needs a native numerical substructure "
+                             "(use engine='stepwise' with this one)")
+    return _cached("functions", test, lambda: _make_functions(test))
+
+
+def _make_functions(test: HybridTest) -> SlowStepFunctions:
+    dt_slow = 1.0 / test.slow_rate
+    ns = test.native_ns
+
+    def ns_step(params, state, feedback, ground_accel):
+        return ns.ns_step(params, state, feedback, ground_accel, dt_slow)
+
+    return SlowStepFunctions(make_fast_chunk(test.fast_side), make_identify(test.fast_side), _hook(test),
+                             ns.apply_estimate, ns_step)
+
+
+def variant_guards(test: HybridTest, variant: str) -> UpdateGuards:
+    """The hook's guards for ``variant`` (``none``/``oracle``: frozen for ever)."""
+    if variant not in VARIANTS:
+        raise ParameterError(f"variant = {variant!r}: expected one of {', '.join(VARIANTS)}")
+    if variant == "updating":
+        return test.guards
+    return dataclasses.replace(test.guards, freeze_until_s=np.inf)
+
+
+def initial_loop_state(test: HybridTest, variant: str = "updating") -> LoopState:
+    """The fused engine's initial state for ``variant``."""
+    guards = variant_guards(test, variant)
+    ns = test.native_ns
+    params = ns.params_true if variant == "oracle" else ns.params
+    values = test.true_values if variant == "oracle" else test.initial_values
+    ns_state, fast_state, target, hook_state = _cached("initial_state", test, lambda: _initial_state_program(test))(
+        params, jnp.asarray(values, jnp.float64))
+    return LoopState(ns_state, fast_state, target, params, (hook_state, guards))
+
+
+def _initial_state_program(test: HybridTest) -> Callable:
+    """``(ns params, θ of the NS's model) -> (ns state, fast state, first target, hook
+    state)`` as one compiled program: at set-up its dozens of small operations would
+    otherwise each compile as a program of their own (≈ 1 s on a first run). The fast
+    side's parameters are constants of the program (the filter designs need them
+    concrete); the variants differ only in the arguments."""
+    ns = test.native_ns
+    dt_slow = 1.0 / test.slow_rate
+
+    def initial_state(params, values):
+        ns_state = ns.integrator.init(params, dt_slow)
+        target = ns.integrator.predicted_displacement(params, ns_state, dt_slow)[jnp.asarray(ns.interface_dofs)]
+        return ns_state, initial_fast_state(test.fast_side, test.seed), target, hook_init(values)
+
+    return jax.jit(initial_state)
+
+
+def native_substructure(test: HybridTest, variant: str) -> NativeSubstructure:
+    """The native NS of ``test`` behind the protocol (the step-wise engine's default)."""
+    ns = test.native_ns
+    functions = slow_step_functions(test)
+    return NativeSubstructure(ns.integrator, ns.params_true if variant == "oracle" else ns.params,
+                              ns.interface_dofs, 1.0 / test.slow_rate, apply_estimate=functions.apply_estimate,
+                              ns_step=ns.ns_step)
+
+
+# --------------------------------------------------------------------------------------
+# compiled-function cache
+# --------------------------------------------------------------------------------------
+_CACHE: dict = {}
+
+
+def _cached(kind: str, test: HybridTest, make: Callable):
+    key = (kind, test.key)
+    if key not in _CACHE:
+        _CACHE[key] = make()
+    return _CACHE[key]
+
+
+def compiled_fused_runner(test: HybridTest, initial: LoopState | None = None):
+    """The fused loop compiled ahead of time for this test (cached in this process, and
+    between processes when the store of :mod:`rths_ident.exported_programs` is on and
+    ``test.key`` is a configuration of this package: the key is ``test.key``, the
+    arguments' shapes and the record). Without ``initial`` it is
+    compiled for the shapes of the loop's arguments alone (:func:`loop_argument_shapes`),
+    so the arguments' values can be computed meanwhile on another thread; it is then
+    :func:`prepared_fused_runner`'s program (traced earlier, perhaps on another thread)."""
+    def make():
+        if initial is None:
+            return prepared_fused_runner(test).compile()
+        args = (fast_params(test.fast_side), initial, jnp.asarray(test.ground_accel))
+        return exported_programs.compile_program("fused-loop", exported_programs.package_key(test.key),
+                                                 make_fused_runner(slow_step_functions(test)), args,
+                                                 digest_arrays=(test.ground_accel,))
+    return _cached("fused", test, make)
+
+
+def prepared_fused_runner(test: HybridTest) -> exported_programs.PreparedProgram:
+    """The fused loop traced and lowered (or loaded from the store) for the shapes of its
+    arguments, not compiled yet (cached per test key): a run traces it on its main
+    thread, where nothing else then holds the interpreter, and compiles it on a worker
+    (:meth:`~rths_ident.exported_programs.PreparedProgram.compile` releases the lock)
+    while the main thread computes the loop's arguments and the reference."""
+    return _cached("fused-prepared", test, lambda: exported_programs.prepare_program(
+        "fused-loop", exported_programs.package_key(test.key), make_fused_runner(slow_step_functions(test)),
+        loop_argument_shapes(test), digest_arrays=(test.ground_accel,)))
+
+
+def loop_argument_shapes(test: HybridTest) -> tuple:
+    """Shapes and dtypes (:class:`jax.ShapeDtypeStruct`) of the fused loop's arguments
+    ``(fast params, initial state, ground acceleration)``, traced without computing them
+    (or read from the store of :func:`loop_arguments`)."""
+    return jax.eval_shape(lambda: (*loop_arguments(test), jnp.asarray(test.ground_accel)))
+
+
+def loop_arguments(test: HybridTest, variant: str = "updating") -> tuple:
+    """``(fast params, initial state)`` of the fused loop for ``variant``; kept between
+    processes with the loop's program (:func:`rths_ident.stored_arrays.stored_tree`: the
+    same key, the record's bytes, the package's sources)."""
+    key = exported_programs.package_key(test.key)
+    return stored_arrays.stored_tree("loop-arguments", None if key is None else (key, variant),
+                                     lambda: (fast_params(test.fast_side), initial_loop_state(test, variant)),
+                                     digest_arrays=(test.ground_accel,))
+
+
+def virtual_site(test: HybridTest) -> VirtualSite:
+    """A fresh virtual site (state at the start of the test), compiled once per key."""
+    site = _cached("site", test, lambda: VirtualSite(test.fast_side, test.seed))
+    return site.restarted(initial_fast_state(test.fast_side, test.seed))
+
+
+def _limit_check(slow_rate: float):
+    def check(log, k):
+        code = int(np.max(log["fast"]["limit"]))
+        if code:
+            return f"actuator limit exceeded (code {code}) in slow step {k} (t = {(k + 1) / slow_rate:.3f} s)"
+        return None
+    return check
+
+
+def run_loop(test: HybridTest, engine: str = "fused", variant: str = "updating", progress=None, ns=None,
+             site=None, pacer=None, recorder=None):
+    """Run the hybrid loop; returns (logs as NumPy, wall seconds of the run alone — the
+    fused loop is compiled beforehand).
+
+    Step-wise: ``ns`` (default ``test.make_ns(variant)``) and ``site`` (default the
+    virtual site) may be any objects of the protocols; ``progress(k, step_log)`` is
+    called after each slow step; ``pacer`` (a
+    :class:`~rths_ident.hybrid.loop.realtime.RealTimePacer`) paces the steps against the wall
+    clock.
+
+    ``recorder``: what feeds the test record (:class:`rths_ident.runner.recording.StepRecorder`):
+    ``start(engine)``, then every slow step as it completes (step-wise: ``recorder(k,
+    step_log)``, which also reports progress) or after the compiled call (fused:
+    ``record_all(logs)``), and, when the loop aborts, ``record_aborted(error)``.
+    """
+    if engine == "fused":
+        parameters, initial = loop_arguments(test, variant)
+        runner = compiled_fused_runner(test, initial)
+        ag = jax.device_put(np.asarray(test.ground_accel))  # jnp.asarray would compile a small program
+        if recorder is not None:
+            recorder.start(engine)
+        start = _time.perf_counter()
+        _, logs = runner(parameters, initial, ag)
+        jax.block_until_ready(logs)
+        wall = _time.perf_counter() - start
+        logs = jax.tree_util.tree_map(np.asarray, logs)
+        if recorder is not None:
+            recorder.record_all(logs)
+        return logs, wall
+    if engine != "stepwise":
+        raise ParameterError(f"engine = {engine!r}: expected one of {', '.join(ENGINES)}")
+    if pacer is not None and engine == "fused":
+        raise ParameterError("real-time pacing needs the step-wise engine (engine='stepwise')")
+    guards = variant_guards(test, variant)
+    values = test.true_values if variant == "oracle" else test.initial_values
+    example = Estimate(jnp.asarray(values, dtype=float), jnp.zeros(len(values)), jnp.asarray(False))
+    updater = ModelUpdater(_hook(test), (hook_init(values), guards), example)
+    site = virtual_site(test) if site is None else site
+    ns = test.make_ns(variant) if ns is None else ns
+    if recorder is not None:
+        recorder.start(engine)
+    start = _time.perf_counter()
+    try:
+        logs = run_stepwise(site, ns, np.asarray(test.ground_accel), updater=updater,
+                            check=_limit_check(test.slow_rate), on_step=progress if recorder is None else recorder,
+                            pacer=pacer)
+    except LoopAborted as aborted:
+        if recorder is not None:
+            recorder.record_aborted(aborted)
+        raise
+    finally:
+        ns.close()
+        site.close()
+    return logs, _time.perf_counter() - start
+
+
+def _hook(test: HybridTest):
+    """The hook's guards as both engines call them (one function per test key):
+    ``hook((hook_state, guards), estimate, k) -> ((hook_state, guards), applied)``."""
+    dt_slow = 1.0 / test.slow_rate
+
+    def hook(hook, estimate, k):
+        hook_state, guards = hook
+        hook_state, applied = hook_decide(guards, hook_state, estimate.theta, estimate.relative_std,
+                                          estimate.converged, (k + 1) * dt_slow, k)
+        return (hook_state, guards), applied
+
+    return _cached("hook", test, lambda: hook)

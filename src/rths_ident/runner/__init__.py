@@ -1,0 +1,1 @@
+"""Running hybrid tests: results, test records and figures of a run."""

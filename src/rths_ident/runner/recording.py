@@ -1,0 +1,154 @@
+"""Test records of hybrid runs (:mod:`rths_ident.records`): the units of the loop's
+logs, the record a run opens, and the recorder the engines feed.
+
+The step-wise engine appends every slow step as it completes (``on_step``); a run that
+fails (:class:`~rths_ident.hybrid.loop.engine.LoopAborted`) appends the steps the failure
+carries and records the error where it happened. The fused engine runs the whole record
+in one compiled call: its per-step logs are written after the call, in chunks of
+``flush_every`` steps, so a fused run killed mid-call leaves the header and the start
+event only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+
+from rths_ident.records import TestRecordWriter
+
+#: units of the hybrid loop's logs (paths under ``/steps``); datasets whose last axis
+#: holds named quantities get per-column units from :func:`log_units`
+LOG_UNITS = {
+    "ground_accel": "m/s²",  # ẍ_g at the end of each slow step (the record the NS was driven with)
+    "fast/target": "m",  # interface target x_t after the rate transition, per fast sample
+    "fast/command": "m",  # actuator command x_c (after compensation)
+    "fast/measured": "m",  # measured specimen displacement x_m (sensor)
+    "fast/force": "N",  # measured restoring force of the specimen (load cell)
+    "fast/true_force": "N",  # the specimen model's force (virtual site only)
+    "fast/limit": "1 (actuator limit bit mask: 1 stroke, 2 velocity, 4 force; 0 none)",
+    "fast/identifier/dissipated_energy": "J",
+    "ns/interface_displacement": "m",
+    "ns/interface_load": "N",
+    "ns/time": "s",
+    "update/applied": "1 (bool: the estimate entered the NS this step)",
+    "update/converged": "1 (bool)",
+}
+
+
+def log_units(test) -> dict:
+    """Units of every dataset a run of ``test`` (a :class:`~rths_ident.hybrid.loop.assembled.HybridTest`)
+    logs: :data:`LOG_UNITS`, the response per DOF, the estimate per parameter."""
+    units: dict = dict(LOG_UNITS)
+    response = {name: "m" for name in test.response_names}
+    for key, unit in (("displacement", "m"), ("velocity", "m/s"), ("acceleration", "m/s²")):
+        units[f"ns/{key}"] = {name: unit for name in test.response_names} if response else unit
+    names = tuple(test.param_names)
+    param_units = dict(test.param_units)
+    units["update/estimate"] = {n: _si(param_units.get(n, "SI")) for n in names} if names else "SI"
+    units["update/relative_std"] = {n: "1" for n in names} if names else "1"
+    return units
+
+
+def _si(unit: str) -> str:
+    return "1" if unit in ("-", "") else unit
+
+
+def run_record_config(cfg, test, engine: str) -> dict:
+    """What a run's record keeps as its configuration."""
+    return {
+        "scenario": cfg.SCENARIO,
+        "engine": engine,
+        "variant": cfg.variant,
+        "updating": cfg.updating,
+        "settings": dataclasses.asdict(cfg),
+        "param_names": list(test.param_names),
+        "param_units": dict(test.param_units),
+        "params_true": dict(zip(test.param_names, map(float, test.true_values))),
+        "params_initial": dict(zip(test.param_names, map(float, test.initial_values))),
+        "response_names": list(test.response_names),
+    }
+
+
+def time_base(test) -> dict:
+    """The record's time base: rates and how sample indices map to test time."""
+    return {
+        "slow_rate_hz": float(test.slow_rate),
+        "fast_rate_hz": float(test.fast_side.fast_rate),
+        "samples_per_step": int(test.fast_side.ratio),
+        "time": "steps/time[k] = t_k, the end of slow step k (t_k = (k+1)·Δt_n from the start)",
+        "fast_time": "fast sample j of step k is at t_k − Δt_n + (j+1)/f_fast",
+    }
+
+
+def open_run_record(path, cfg, test, engine: str, **options) -> TestRecordWriter:
+    """The record of one ``rths-ident run`` (configuration, units, time base)."""
+    return TestRecordWriter.open(Path(path), run_record_config(cfg, test, engine), log_units(test), kind="run",
+                                 time_base=time_base(test), **options)
+
+
+class StepRecorder:
+    """Feeds a record from a run: ``recorder(k, step_log)`` is the step-wise engine's
+    ``on_step`` (then calls ``progress`` if given); :meth:`record_all` writes a fused
+    run's stacked logs; :meth:`record_aborted` what a failed run leaves. Each step gets
+    its test time ``time_slow[k]`` [s] and, when given, ``ground_accel[k]`` [m/s²]."""
+
+    def __init__(self, writer: TestRecordWriter, time_slow, progress=None, ground_accel=None):
+        self.writer = writer
+        self.time_slow = np.asarray(time_slow, dtype=float)
+        self.ground_accel = None if ground_accel is None else np.asarray(ground_accel, dtype=float)
+        self.progress = progress
+
+    def start(self, engine: str) -> None:
+        how = ("the whole record in one compiled call; steps written after it" if engine == "fused"
+               else "slow step by slow step, each appended as it completes")
+        self.writer.event("start", f"{engine} engine: {how}", step=0, time=float(self.time_slow[0]) - self.dt)
+
+    @property
+    def dt(self) -> float:
+        return float(self.time_slow[1] - self.time_slow[0]) if self.time_slow.size > 1 else 0.0
+
+    def _inputs(self, steps) -> dict:
+        """Time (and ground acceleration, when given) of slow step(s) ``steps``."""
+        inputs = {"time": self.time_slow[steps]}
+        if self.ground_accel is not None:
+            inputs["ground_accel"] = self.ground_accel[steps]
+        return inputs
+
+    def __call__(self, k: int, step_log: dict) -> None:
+        self.writer.append({**self._inputs(k), **step_log})
+        if self.progress is not None:
+            self.progress(k, step_log)
+
+    def record_all(self, logs: dict) -> None:
+        """Append the steps of ``logs`` (stacked) not yet in the record."""
+        if not logs:
+            return
+        first = self.writer.steps
+        n = _n_steps(logs)
+        if n <= first:
+            return
+        stacked = {**self._inputs(slice(first, n)), **_slice(logs, first, n)}
+        self.writer.extend(stacked)
+
+    def record_aborted(self, exc) -> None:
+        """A :class:`~rths_ident.hybrid.loop.engine.LoopAborted`: its completed steps, then the
+        error at the failing step."""
+        self.record_all(exc.logs)
+        k = int(exc.slow_index)
+        t = float(self.time_slow[k]) if 0 <= k < self.time_slow.size else None
+        self.writer.event("error", str(exc), step=k, time=t)
+
+
+def _n_steps(tree) -> int:
+    """Length of the leading (slow-step) axis of the first array in ``tree``."""
+    while isinstance(tree, dict):
+        tree = next(iter(tree.values()))
+    return int(np.asarray(tree).shape[0])
+
+
+def _slice(tree, start: int, stop: int):
+    if isinstance(tree, dict):
+        return {key: _slice(value, start, stop) for key, value in tree.items()}
+    return np.asarray(tree)[start:stop]

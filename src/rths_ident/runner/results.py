@@ -1,0 +1,249 @@
+"""What a hybrid-test run reports: the metrics of each variant and the result dictionary
+of ``rths-ident run`` (JSON keys; arrays for the plots under ``_arrays``).
+
+Metrics (seed 000 Table 4.1, :mod:`rths_ident.metrics`): J2 tracking error of the fast
+side (target vs measured), J4 of each response DOF against the reference, J4 of the
+interface force, τ (frequency-domain delay, measured leading target is negative), the
+identified parameters, their errors and 2 % convergence times, the updates applied.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import time as _time
+from typing import Callable, NamedTuple
+
+import jax
+import numpy as np
+
+from rths_ident import metrics
+from rths_ident.errors import ParameterError
+from rths_ident.hybrid.loop.assembled import (
+    HybridTest,
+    compiled_fused_runner,
+    loop_arguments,
+    prepared_fused_runner,
+    run_loop,
+    virtual_site,
+)
+from rths_ident.hybrid.loop.realtime import RealTimePacer
+from rths_ident.runner.recording import StepRecorder, open_run_record
+
+COMPARISON_VARIANTS = ("none", "oracle")
+
+
+class VariantResult(NamedTuple):
+    """One run of the loop (one updating mode) with its metrics."""
+
+    updating: str
+    metrics: dict
+    logs: dict
+    wall_s: float
+
+
+def finite_or_none(value: float):
+    return float(value) if np.isfinite(value) else None
+
+
+def variant_metrics(test: HybridTest, logs: dict, reference_response, reference_force,
+                    variant: str = "updating") -> dict:
+    """The metrics of one run against the reference (module doc). ``params_final`` is
+    what the identifier ended with; ``ns_params_final`` what the numerical substructure
+    used at the end (the last update the hook applied, else the variant's initial model:
+    the wrong guess for ``none``, the truth for ``oracle``)."""
+    names = test.param_names
+    response = np.asarray(logs["ns"]["displacement"])
+    target = np.asarray(logs["fast"]["target"]).ravel()
+    measured = np.asarray(logs["fast"]["measured"]).ravel()
+    force_slow = np.asarray(logs["fast"]["force"])[:, -1]
+    estimates = np.asarray(logs["update"]["estimate"])
+    true = np.asarray(test.true_values, dtype=float)
+    final = estimates[-1]
+    out = {
+        "J2_percent": float(metrics.j2_tracking_error(target, measured)),
+        "J4_percent": {name: float(metrics.j4_global_error(reference_response[:, i], response[:, i]))
+                       for i, name in enumerate(test.response_names)},
+        "J4_force_percent": float(metrics.j4_global_error(reference_force, force_slow)),
+        "tau_ms": float(metrics.fei_delay(target, measured, test.fast_side.fast_rate) * 1e3),
+        "params_final": dict(zip(names, map(float, final))),
+        "ns_params_final": dict(zip(names, map(float, _ns_values(test, logs, variant)))),
+        "param_error_percent": dict(zip(names, map(float, 100 * np.abs(final / true - 1)))),
+        "convergence_time_s": {
+            name: finite_or_none(metrics.convergence_time(test.time_slow, estimates[:, i], true[i], tol=0.02))
+            for i, name in enumerate(names)
+        },
+        "updates_applied": int(np.sum(logs["update"]["applied"])),
+        "actuator_limit_code": int(np.max(logs["fast"]["limit"])),
+        "missed_deadlines": 0,  # not paced: the loop runs as fast as it can (run_scenario's realtime)
+    }
+    if names:  # every online identifier reports its relative std (estimators.online_identifier)
+        out["param_std_percent"] = dict(zip(names, map(float, 100 * np.asarray(logs["update"]["relative_std"])[-1])))
+    out.update(test.extra_metrics(logs))
+    return out
+
+
+def _ns_values(test: HybridTest, logs: dict, variant: str) -> np.ndarray:
+    applied = np.asarray(logs["update"]["applied"], dtype=bool)
+    if applied.any():
+        return np.asarray(logs["update"]["estimate"])[applied][-1]
+    return np.asarray(test.true_values if variant == "oracle" else test.initial_values, dtype=float)
+
+
+class PhaseClock:
+    """Times the phases of a run and reports each as it ends: ``report(phase, seconds)``
+    (None: silent). ``seconds`` keeps every phase's duration."""
+
+    def __init__(self, report: Callable[[str, float], None] | None = None):
+        self.report, self.seconds, self._start = report, {}, _time.perf_counter()
+
+    def lap(self, phase: str) -> float:
+        """End ``phase`` now (it began when the previous one ended)."""
+        now = _time.perf_counter()
+        elapsed, self._start = now - self._start, now
+        self.seconds[phase] = self.seconds.get(phase, 0.0) + elapsed
+        if self.report is not None:
+            self.report(phase, elapsed)
+        return elapsed
+
+
+def run_scenario(cfg, build: Callable[..., HybridTest], engine: str = "fused", compare: bool = True,
+                 progress=None, describe: Callable[[HybridTest], dict] | None = None,
+                 realtime: bool = False, test_record=None,
+                 phases: Callable[[str, float], None] | None = None) -> dict:
+    """Run the configured variant and (``compare``) ``none`` and ``oracle`` for the
+    side-by-side plots. Returns the JSON keys of ``rths-ident run`` (for the configured
+    variant), ``variants`` (metrics of each) and ``_arrays`` (what the plots need);
+    ``describe(test)`` adds scenario-specific keys.
+
+    ``realtime``: the configured variant runs step-wise, paced against the wall clock
+    (:class:`~rths_ident.hybrid.loop.realtime.RealTimePacer`; the comparison runs are not
+    paced); ``cfg.pad_seconds`` of the record count as start-up. ``missed_deadlines``
+    and ``latency_ms`` then come from the pacer, and ``realtime`` holds its whole report.
+
+    ``test_record``: a path: the configured variant's run is recorded there as it goes
+    (:mod:`rths_ident.runner.recording`), the result's JSON keys are its metrics; a run
+    that fails leaves the record with the error and ``complete = False``.
+
+    ``phases(phase, seconds)`` is called as each phase ends: building (the test, its
+    reference and the loop's arguments), compiling (what is left of the loop's
+    compilation, once for every variant, which runs on a worker thread from the start
+    of the reference), running <variant> (fused engine: the configured variant alone,
+    then ``running none + oracle`` side by side), comparing (the metrics); the seconds
+    of each are in the result's ``phase_s``.
+    ``progress(k, step_log)`` (step-wise engine) is called after every slow step of the
+    configured variant, all compilation done."""
+    if realtime and engine != "stepwise":
+        raise ParameterError("real-time pacing needs the step-wise engine (engine='stepwise')")
+    start_all = _time.perf_counter()
+    clock = PhaseClock(phases)
+    test = build(cfg)
+    record = None if test_record is None else open_run_record(test_record, cfg, test, engine)
+    with record if record is not None else contextlib.nullcontext():
+        out = _run_variants(cfg, test, engine, compare, progress, describe, record, start_all, realtime, clock)
+        if record is not None:
+            record.finish({k: v for k, v in out.items() if k != "_arrays"})
+    return out
+
+
+def _variant(cfg, mode: str) -> str:
+    """The loop variant of updating mode ``mode`` (rls, ukf → updating)."""
+    return "updating" if mode in cfg.IDENTIFYING_MODES else mode
+
+
+def _compile_loop(test: HybridTest, engine: str) -> None:
+    """Compile what the runs will call: the fused loop (one program for every variant)
+    or the virtual site's step."""
+    if engine == "fused":
+        compiled_fused_runner(test)  # for the arguments' shapes: their values are computed meanwhile
+    else:
+        virtual_site(test)
+
+
+def _run_variants(cfg, test: HybridTest, engine: str, compare: bool, progress, describe, record,
+                  start_all: float, realtime: bool = False, clock: PhaseClock | None = None) -> dict:
+    clock = PhaseClock() if clock is None else clock
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as background:
+        # the loop is traced here first (Python: nothing else then holds the interpreter
+        # lock) and compiled for its arguments' shapes on the worker (XLA releases the
+        # lock) while the arguments' values and the reference are computed: the phase
+        # lines then read "building" up to both, "compiling" what is left of the compilation
+        if engine == "fused":
+            prepared_fused_runner(test)
+        compiling = background.submit(_compile_loop, test, engine)
+        if engine == "fused":
+            jax.block_until_ready(loop_arguments(test, _variant(cfg, cfg.updating)))
+        reference_response, reference_force = test.reference()
+        clock.lap("building")
+        compiling.result()
+    clock.lap("compiling")
+    comparisons = [m for m in COMPARISON_VARIANTS if m != cfg.updating and m in cfg.UPDATING_MODES]
+    order = [cfg.updating] + (comparisons if compare else [])
+    results = {}
+    pacer = None
+    side_by_side = engine == "fused" and len(order) > 2  # the comparison runs of one compiled program
+    for mode in order[:1] if side_by_side else order:
+        variant = _variant(cfg, mode)
+        main_run = mode == cfg.updating
+        if realtime and main_run:
+            pacer = RealTimePacer(1.0 / cfg.slow_rate, startup_steps=int(round(cfg.pad_seconds * cfg.slow_rate)))
+        recorder = (StepRecorder(record, test.time_slow, progress, test.ground_accel)
+                    if main_run and record is not None else None)
+        logs, wall = run_loop(test, engine, variant=variant, progress=progress if main_run else None,
+                              pacer=pacer if main_run else None, recorder=recorder)
+        clock.lap(f"running {mode}")
+        results[mode] = VariantResult(mode, None, logs, wall)
+    if side_by_side:
+        # the configured variant ran alone (its wall time is the real-time figure); the
+        # comparison runs share the compiled loop and run side by side, one per core
+        rest = order[1:]
+        with concurrent.futures.ThreadPoolExecutor(max_workers=len(rest)) as pool:
+            runs = {mode: pool.submit(run_loop, test, engine, variant=_variant(cfg, mode)) for mode in rest}
+            for mode, run in runs.items():
+                logs, wall = run.result()
+                results[mode] = VariantResult(mode, None, logs, wall)
+        clock.lap("running " + " + ".join(rest))
+    for mode, result in results.items():
+        variant = _variant(cfg, mode)
+        results[mode] = result._replace(
+            metrics=variant_metrics(test, result.logs, reference_response, reference_force, variant))
+    clock.lap("comparing")
+    main = results[cfg.updating]
+    if pacer is not None:
+        report = pacer.report().as_dict()
+        main.metrics.update(missed_deadlines=report["missed_deadlines"], latency_ms=report["latency_ms"],
+                            realtime=report)
+    names = test.param_names
+    duration = float(test.time_slow[-1])
+    out = dict(main.metrics)
+    out.update({
+        "scenario": cfg.SCENARIO,
+        "record": cfg.record,
+        "updating": cfg.updating,
+        "engine": engine,
+        "compensation": cfg.compensation,
+        "transition": cfg.transition,
+        "transfer_system": cfg.transfer_system,
+        "fast_rate_hz": cfg.fast_rate,
+        "slow_rate_hz": cfg.slow_rate,
+        "identifier_rate_hz": cfg.fast_rate / cfg.identifier_every,
+        "params_true": dict(zip(names, map(float, test.true_values))),
+        "params_initial": dict(zip(names, map(float, test.initial_values))),
+        "realtime_factor": duration / main.wall_s,
+        "sim_duration_s": duration,
+        "wall_s": main.wall_s,
+        "total_wall_s": _time.perf_counter() - start_all,
+        "phase_s": dict(clock.seconds),
+        "variants": {m: r.metrics for m, r in results.items()},
+    })
+    if describe is not None:
+        out.update(describe(test))
+    out["_arrays"] = {
+        "time_slow": test.time_slow,
+        "time_fast": test.time_slow[0] - 1.0 / cfg.slow_rate
+        + np.arange(1, len(test.time_slow) * cfg.ratio + 1) / cfg.fast_rate,
+        "reference_floors": reference_response,
+        "reference_force": reference_force,
+        "logs": {m: r.logs for m, r in results.items()},
+    }
+    return out

@@ -1,0 +1,131 @@
+"""The settings every hybrid-test scenario shares: record, rates, compensation,
+transition, transfer system, sensors, identifier rate and the model-updating start.
+
+Strings name the strategies here (they come from the command line);
+:mod:`rths_ident.scenarios.components` turns them into objects.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import ClassVar
+
+import numpy as np
+
+from rths_ident.errors import ParameterError
+from rths_ident._params import plain
+
+COMPENSATIONS = ("damb", "amb", "polynomial", "none")
+TRANSITIONS = ("predictor-corrector", "ddmrt")
+TRANSFER_SYSTEMS = ("carrion-spencer", "ideal")
+
+
+@dataclasses.dataclass(frozen=True)
+class HybridTestConfig:
+    """Settings every hybrid-test scenario shares (SI units). Scenarios subclass it, set
+    ``SCENARIO``/``UPDATING_MODES``/``IDENTIFYING_MODES`` and add their own fields."""
+
+    SCENARIO: ClassVar[str] = "hybrid-test"
+    UPDATING_MODES: ClassVar[tuple] = ("none", "oracle")
+    IDENTIFYING_MODES: ClassVar[tuple] = ()
+
+    record: str = "elcentro_1940"  # a shipped ground motion, or the path of your own file
+    record_dt: float | None = None  # s: time step of your own one-column text record
+    record_units: str | None = None  # g | m/s2 | cm/s2: units of your own text record
+    record_scale: float = 1.0
+    duration: float | None = None  # s of the record to run; None = all of it
+    pad_seconds: float = 0.0  # s of zero ground acceleration before the record (real-time start-up, seed 003 §4.2)
+    fast_rate: float = 4000.0  # Hz
+    slow_rate: float = 50.0  # Hz
+    updating: str = "none"
+    compensation: str = "damb"
+    transition: str = "predictor-corrector"
+    arrival_fraction: float = 0.5  # predictor–corrector: the NS answer arrives after this share of Δt_n
+    ddmrt_adaptive: bool = False  # DDMRT: fixed Wiener W (LTI) or leaky-LMS W (LTV; seed 000 Eq. 3.7)
+    sensor_noise: bool = True
+    seed: int = 123
+    update_after: float = 0.2  # s: the hook holds the initial model this long
+    transfer_system: str = "carrion-spencer"  # or "ideal": the specimen follows the command exactly
+    actuator_substeps: int = 1  # RK4 sub-steps per fast step (1 is within ~1e-8 of a fine solve at 4 kHz)
+    # Hz; None = auto: the lowest rate ≥ 1 kHz that divides the fast rate into a whole
+    # number of samples per slow step (1 kHz at 4000/50 Hz).
+    identifier_rate: float | None = None
+    minimum_identifier_rate: ClassVar[float] = 0.0
+
+    def bad(self, field: str, expected: str):
+        raise ParameterError(f"{self.SCENARIO} {field} = {plain(getattr(self, field))}: expected {expected}")
+
+    def __post_init__(self):
+        from rths_ident.datasets.user_ground_motion import check_record_argument  # noqa: PLC0415
+
+        # first: a misspelt record is named as such, before any check that depends on it
+        try:
+            check_record_argument(self.record, self.record_dt, self.record_units)
+        except ParameterError as error:
+            raise ParameterError(f"{self.SCENARIO} {error}") from None
+        if self.updating not in self.UPDATING_MODES:
+            self.bad("updating", " | ".join(self.UPDATING_MODES))
+        if self.compensation not in COMPENSATIONS:
+            self.bad("compensation", " | ".join(COMPENSATIONS))
+        if self.transition not in TRANSITIONS:
+            self.bad("transition", " | ".join(TRANSITIONS))
+        if self.transfer_system not in TRANSFER_SYSTEMS:
+            self.bad("transfer_system", " | ".join(TRANSFER_SYSTEMS))
+        if not (self.fast_rate > 0 and self.slow_rate > 0):
+            self.bad("fast_rate", "positive rates in Hz (fast and slow)")
+        ratio = self.fast_rate / self.slow_rate
+        if abs(ratio - round(ratio)) > 1e-9 or round(ratio) < 1:
+            raise ParameterError(
+                f"{self.SCENARIO} fast_rate/slow_rate = {ratio:g} must be a whole number ≥ 1 "
+                f"(got fast {self.fast_rate:g} Hz, slow {self.slow_rate:g} Hz)"
+            )
+        if self.duration is not None and not self.duration > 0:
+            self.bad("duration", "a positive number of seconds")
+        if not (isinstance(self.pad_seconds, (int, float)) and np.isfinite(self.pad_seconds)
+                and self.pad_seconds >= 0):
+            self.bad("pad_seconds", "a finite number of seconds ≥ 0")
+        if not (np.isfinite(self.record_scale) and self.record_scale > 0):
+            self.bad("record_scale", "a finite positive factor")
+        if not (0.0 <= self.arrival_fraction < 1.0):
+            self.bad("arrival_fraction", "a fraction in [0, 1)")
+        if not (self.update_after >= 0.0):
+            self.bad("update_after", "a time ≥ 0 s")
+        if not isinstance(self.actuator_substeps, int) or self.actuator_substeps < 1:
+            self.bad("actuator_substeps", "an integer ≥ 1")
+        if self.identifier_rate is not None:
+            every = self.fast_rate / self.identifier_rate if self.identifier_rate > 0 else np.inf
+            if not (self.identifier_rate >= self.minimum_identifier_rate and abs(every - round(every)) < 1e-9
+                    and ratio % round(every) == 0):
+                raise ParameterError(
+                    f"{self.SCENARIO} identifier_rate = {plain(self.identifier_rate)} Hz must "
+                    + (f"be ≥ {self.minimum_identifier_rate:g} Hz and " if self.minimum_identifier_rate else "")
+                    + f"divide the fast rate {self.fast_rate:g} Hz into a whole number of samples that "
+                    f"divides the {round(ratio)} fast steps of a slow step"
+                )
+
+    @property
+    def ratio(self) -> int:
+        """Fast steps per slow step, Δt_n/Δt_e."""
+        return int(round(self.fast_rate / self.slow_rate))
+
+    @property
+    def identifier_every(self) -> int:
+        """Fast samples per identifier update."""
+        if self.identifier_rate is not None:
+            return int(round(self.fast_rate / self.identifier_rate))
+        divisors = [d for d in range(1, self.ratio + 1) if self.ratio % d == 0 and self.fast_rate / d >= 1000.0]
+        return max(divisors) if divisors else 1
+
+    @property
+    def variant(self) -> str:
+        """The loop variant of ``updating``: ``"updating"`` for an identifying mode,
+        else ``"none"`` or ``"oracle"`` (:mod:`rths_ident.hybrid.loop.assembled`)."""
+        return "updating" if self.updating in self.IDENTIFYING_MODES else self.updating
+
+    def program_key(self):
+        """What identifies the compiled loop: this configuration with ``updating`` set to
+        its identifier (the comparison variants share the loop)."""
+        if not self.IDENTIFYING_MODES:
+            return self
+        identifying = self.updating if self.updating in self.IDENTIFYING_MODES else None
+        return dataclasses.replace(self, updating=identifying or self.IDENTIFYING_MODES[0])

@@ -1,0 +1,262 @@
+"""Scenario ``rc-frame``: seed 000 Case 4, the 3-storey, 2-bay RC frame with a tested column.
+
+The structure (digest 000 §11 Case 4, §12.2; :mod:`rths_ident.structures.rc_frame`): a
+planar frame, column lines 42 ft apart, storeys of 36 ft, 5 ft × 5 ft RC columns and
+8 ft × 5 ft beams, horizontal floor masses of (200/2)/386.4 kip·s²/in per node, 5 %
+modal damping, gravity pre-load. The first-storey column of the third line is the
+**tested column**: a degrading Bouc–Wen specimen (Wang/Mostaghel with cubic hardening,
+presets ``linear``, ``case1`` … ``case4`` of the companion repository in SI,
+:class:`~rths_ident.models.DegradingBoucWen`) behind a servo-hydraulic actuator; the
+rest is the numerical substructure (NS), coupled at the horizontal DOF of the removed
+column's top node (node 6 in the thesis).
+
+Numerical substructure (``ns``):
+
+* ``"native"``: the linear elastic frame condensed onto its 9 horizontal floor DOFs
+  (JAX; :func:`~rths_ident.structures.rc_frame.rc_frame_structure`), α-OS (α = −0.1 as
+  the thesis' α_OS = 0.9) or an explicit scheme; runs in both engines;
+* ``"opensees"``: the frame built in OpenSeesPy in this process
+  (:func:`~rths_ident.structures.rc_frame.build_rc_frame`), ``ns_model`` ``"linear"``
+  (the thesis' elastic option) or ``"nonlinear"`` (fiber columns, Concrete02/Steel02),
+  integrators AlphaOS, explicit Newmark or Newmark with a fixed number of iterations
+  (:class:`~rths_ident.structures.opensees_substructure.OpenSeesSubstructure`); the
+  step-wise engine only;
+* ``"opensees-tcp"``: the same OpenSeesPy frame in another process
+  (``rths-ident serve ns``, started for the run unless ``ns_address`` = ``"HOST:PORT"``
+  names a running one), over the framed protocol: the same numbers as ``"opensees"``
+  (:mod:`rths_ident.scenarios.remote_ns`).
+
+Damping: 5 % modal, as the thesis (``modalDamping``), or the source's stiffness-proportional
+alternative (``damping="rayleigh"``). OpenSees' ``AlphaOS`` applies ``modalDamping`` with
+the predictor velocity and without a tangent term (OpenSees' ``AlphaOS`` lacks the
+``getVel``/``getCFactor`` overrides its newer explicit α-schemes have; tests/structures/
+test_rc_frame_modal_damping.py pins it): with modal damping the OpenSees and native
+frames therefore differ by ~13 % of the peak over 3 s at Δt_n = 0.02 s, while with
+Rayleigh damping they agree to rounding. The native frame is the α-method proper.
+
+Record: El Centro 1940 NS × 1.5 (the thesis' scale, §12.2), 50 Hz slow / 4000 Hz fast
+(ratio 80), DDMRT (fixed Wiener weights trained on the NS alone with the specimen's
+initial stiffness) and dAMB by default, sensor noise at the thesis' powers.
+
+Reference (what J4 compares with): the **ideal partitioned test** — the same NS coupled
+to the specimen model directly at the slow rate (:class:`~rths_ident.hybrid.fast_side.direct_site.DirectSite`):
+no actuator, no delay, no noise, no rate transition. J4 then measures what the physical
+loop adds, as in the thesis, where the reference is the same models without the
+experimental loop.
+
+Model updating: the NS shares no element with the specimen (RC columns vs a Bouc–Wen
+specimen), so there is nothing to update: the scenario runs the ``none`` variant only,
+with no online identifier (seed 000 Case 4 has none either).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import ClassVar
+
+import jax.numpy as jnp
+import numpy as np
+
+from rths_ident.errors import ParameterError
+from rths_ident.hybrid.fast_side import actuator as act
+from rths_ident.hybrid.fast_side.direct_site import DirectSite
+from rths_ident.hybrid.loop.engine import run_stepwise
+from rths_ident.hybrid.loop.assembled import HybridTest, NativeNS
+from rths_ident.hybrid.loop.model_updating import UpdateGuards
+from rths_ident.runner.results import run_scenario as run_hybrid_test
+from rths_ident.scenarios import components, remote_ns
+from rths_ident.scenarios.components import NATIVE_INTEGRATORS
+from rths_ident.scenarios.config import HybridTestConfig
+from rths_ident.hybrid.fast_side.fast_chunk import null_identifier
+from rths_ident.models import DegradingBoucWen
+from rths_ident.structures.numerical_substructure import NativeSubstructure, native_ns_step
+from rths_ident.structures.rc_frame import rc_frame_structure
+from rths_ident.structures.structure import with_changes
+
+SCENARIO = "rc-frame"
+DESCRIPTION = "seed 000 Case 4: 3-storey 2-bay RC frame (native linear or OpenSeesPy), degrading Bouc-Wen column tested"
+#: scenario-specific command-line options (beyond the common ones)
+OPTIONS = ("case", "ns", "ns_address", "ns_model", "integrator", "damping")
+NS_KINDS = ("native", "opensees", "opensees-tcp")
+NS_MODELS = ("linear", "nonlinear")
+INTEGRATORS = ("alpha-os", "newmark-explicit", "central-difference", "newmark-fixed-iter")
+FLOORS = ("floor1", "floor2", "floor3")
+
+
+@dataclasses.dataclass(frozen=True)
+class RCFrameConfig(HybridTestConfig):
+    """Configuration of an ``rc-frame`` run (SI units; module doc for the defaults)."""
+
+    SCENARIO: ClassVar[str] = SCENARIO
+    UPDATING_MODES: ClassVar[tuple] = ("none",)
+    IDENTIFYING_MODES: ClassVar[tuple] = ()
+
+    record_scale: float = 1.5  # El Centro × 1.5 (digest 000 §12.2)
+    updating: str = "none"
+    transition: str = "ddmrt"
+    case: str = "case4"  # specimen preset: linear | case1 … case4
+    ns: str = "native"
+    ns_model: str = "linear"  # OpenSees NS: the thesis' elastic option or the fiber-section frame
+    integrator: str = "alpha-os"
+    damping: str = "modal"  # 5 % modal (the thesis), or "rayleigh": the source's stiffness-proportional 2ζ/ω₁ K
+    newmark_iterations: int = 3  # Newton iterations per step of newmark-fixed-iter (seed 000 §4.7.4)
+    design_drift: float = 0.10  # m: interface drift the actuator is sized for (stroke ±2×)
+    ns_address: str | None = None  # "HOST:PORT" of a running `rths-ident serve ns` (opensees-tcp); None: start one
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.case not in DegradingBoucWen.PRESET_NAMES:
+            self.bad("case", " | ".join(DegradingBoucWen.PRESET_NAMES))
+        if self.ns not in NS_KINDS:
+            self.bad("ns", " | ".join(NS_KINDS))
+        if self.ns_model not in NS_MODELS:
+            self.bad("ns_model", " | ".join(NS_MODELS))
+        if self.damping not in ("modal", "rayleigh"):
+            self.bad("damping", "modal | rayleigh")
+        if self.integrator not in INTEGRATORS:
+            self.bad("integrator", " | ".join(INTEGRATORS))
+        if self.ns == "native" and self.integrator not in NATIVE_INTEGRATORS:
+            self.bad("integrator", "alpha-os | newmark-explicit | central-difference with the native NS "
+                     "(Newmark with fixed iterations has no predictor: use --ns opensees)")
+        if self.ns in ("opensees", "opensees-tcp") and self.integrator in ("newmark-explicit", "central-difference"):
+            self.bad("integrator", "alpha-os | newmark-fixed-iter with the OpenSees frame: explicit schemes need "
+                     "mass at every DOF, and its rotations and verticals are massless (the native NS condenses them)")
+        if self.ns == "native" and self.ns_model != "linear":
+            self.bad("ns_model", "'linear' with the native NS (the nonlinear fiber frame needs --ns opensees)")
+        remote_ns.check_ns_address(self)
+        if not isinstance(self.newmark_iterations, int) or self.newmark_iterations < 1:
+            self.bad("newmark_iterations", "an integer ≥ 1")
+        if not (np.isfinite(self.design_drift) and self.design_drift > 0):
+            self.bad("design_drift", "a positive drift in m")
+
+    def program_key(self):
+        """The loop's program does not depend on where the OpenSees NS runs."""
+        return dataclasses.replace(super().program_key(), ns_address=None,
+                                   ns="opensees" if self.ns == "opensees-tcp" else self.ns)
+
+
+#: the configuration class (what a remote NS server rebuilds from the wire)
+CONFIG = RCFrameConfig
+
+
+def specimen_params(cfg: RCFrameConfig):
+    """The tested column: the ``case`` preset in SI, one sub-step per fast step."""
+    return DegradingBoucWen.preset_params(cfg.case, units="SI", substeps=1)
+
+
+def _actuator(cfg: RCFrameConfig, specimen):
+    d = cfg.design_drift
+    design_force = float(specimen.alpha_sv * specimen.k_e * d + specimen.f_y0 + specimen.k_h * d**3)
+    return act.CarrionSpencerParams.scaled_for(peak_force=design_force, peak_displacement=2.0 * d, peak_velocity=1.5,
+                                               specimen_mass=float(specimen.m_e), substeps=cfg.actuator_substeps)
+
+
+def _native(cfg: RCFrameConfig, specimen) -> NativeNS:
+    frame = rc_frame_structure(damping=cfg.damping)
+    integrator = NATIVE_INTEGRATORS[cfg.integrator](frame.structure)
+    n = frame.structure.n_dof
+    i = frame.interface_dof
+    # α-OS splitting stiffness K^l: the specimen's initial stiffness at the interface
+    k_interface = jnp.zeros((n, n)).at[i, i].set(float(specimen.k_e))
+    params = with_changes(frame.params, interface_stiffness=k_interface)
+    floors = jnp.asarray(frame.floor_dofs)
+    step = native_ns_step(integrator, (i,), response=lambda out: {"displacement": out.displacement[floors],
+                                                                   "velocity": out.velocity[floors]})
+    return NativeNS(integrator, params, params, (i,), step, lambda p, theta: p)
+
+
+def opensees_substructure(cfg: RCFrameConfig, variant: str, ground_accel_with_zero):
+    """The OpenSeesPy frame as the NS (``variant`` is always ``none`` here: nothing is
+    updated); ``ground_accel_with_zero`` starts at t = 0. In process for ``--ns
+    opensees``, and on the server for ``--ns opensees-tcp``."""
+    from rths_ident.structures.opensees_substructure import OpenSeesSubstructure  # noqa: PLC0415
+    from rths_ident.structures.rc_frame import INTERFACE_NODE, build_rc_frame  # noqa: PLC0415
+
+    build = functools.partial(build_rc_frame, nonlinear=cfg.ns_model == "nonlinear", damping=cfg.damping)
+    floors = ((4, 1), (7, 1), (10, 1))  # the left column line's floor nodes (build_rc_frame's floor_response_dofs)
+    return OpenSeesSubstructure(build, (INTERFACE_NODE, 1), 1.0 / cfg.slow_rate, ground_accel=ground_accel_with_zero,
+                                integrator=cfg.integrator, iterations=cfg.newmark_iterations, response=floors)
+
+
+def build(cfg: RCFrameConfig) -> HybridTest:
+    """The ``rc-frame`` hybrid test for ``cfg``."""
+    time_slow, ground_accel = components.slow_record(cfg)
+    dt_slow = 1.0 / cfg.slow_rate
+    specimen = specimen_params(cfg)
+    native = _native(cfg, specimen) if cfg.ns == "native" else None
+    record = np.concatenate([[0.0], ground_accel])  # the OpenSees Path series starts at t = 0
+
+    def make_ns(variant: str = "none"):
+        """A fresh NS at the start of the test (the only variant is ``none``)."""
+        if native is not None:
+            return NativeSubstructure(native.integrator, native.params, native.interface_dofs, dt_slow,
+                                      apply_estimate=native.apply_estimate, ns_step=native.ns_step)
+        if cfg.ns == remote_ns.REMOTE:
+            return remote_ns.remote_substructure(cfg, variant, record)
+        return opensees_substructure(cfg, variant, record)
+
+    def run_direct(specimen_params):
+        """The NS coupled to the specimen model directly at the slow rate (NS closed after)."""
+        ns = make_ns()
+        try:
+            return run_stepwise(DirectSite(DegradingBoucWen, specimen_params, dt_slow), ns, ground_accel)
+        finally:
+            ns.close()
+
+    def realisation():
+        """DDMRT's training signal: the NS under the record with the specimen as a
+        linear spring of its initial stiffness (the ideal partitioned test with the
+        ``linear`` preset)."""
+        linear = dataclasses.replace(DegradingBoucWen.preset_params("linear", units="SI"), k_e=specimen.k_e)
+        logs = run_direct(linear)
+        return np.asarray(logs["fast"]["target"])[:, 0]
+
+    side = components.fast_side(cfg, specimen_model=DegradingBoucWen, specimen=specimen,
+                                actuator=_actuator(cfg, specimen), identifier=null_identifier(),
+                                realisation=realisation)
+
+    def reference():
+        """The ideal partitioned test: floors (N, 3) [m] and the interface force (N,) [N]."""
+        logs = run_direct(specimen)
+        return np.asarray(logs["ns"]["displacement"]), np.asarray(logs["fast"]["force"])[:, 0]
+
+    guards = UpdateGuards(lower_bounds=np.zeros(0), upper_bounds=np.zeros(0), freeze_until_s=np.inf)
+    return HybridTest(
+        key=cfg.program_key(), name=SCENARIO, time_slow=time_slow, ground_accel=ground_accel, slow_rate=cfg.slow_rate,
+        fast_side=side, native_ns=native, make_ns=make_ns, guards=guards, param_names=(), true_values=np.zeros(0),
+        initial_values=np.zeros(0), reference=reference, seed=cfg.seed, response_names=FLOORS,
+    )
+
+
+def describe(cfg: RCFrameConfig) -> dict:
+    """The scenario-specific keys of the result."""
+    return {"case": cfg.case, "ns": cfg.ns, "ns_model": cfg.ns_model, "integrator": cfg.integrator,
+            "record_scale": cfg.record_scale}
+
+
+def run_scenario(cfg: RCFrameConfig, engine: str = "fused", compare: bool = True, progress=None,
+                 realtime: bool = False, test_record=None, phases=None) -> dict:
+    """Run the test (an OpenSees NS needs the step-wise engine; so does ``realtime``);
+    ``test_record``: where to record it (:func:`rths_ident.runner.results.run_scenario`);
+    ``opensees-tcp`` without an address starts its server for the run and stops it
+    after, also on error."""
+    if engine == "fused" and cfg.ns != "native":
+        raise ParameterError(f"rc-frame --ns {cfg.ns} runs in the step-wise engine only (use --engine stepwise)")
+    with remote_ns.ns_server_for(cfg) as served:
+        return run_hybrid_test(served, build, engine=engine, compare=compare, progress=progress, realtime=realtime,
+                               describe=lambda test: describe(served), test_record=test_record, phases=phases)
+
+
+def config_from_options(common: dict, options: dict) -> RCFrameConfig:
+    """The configuration from the command line's common settings and this scenario's
+    options (None = the default)."""
+    merged = {k: v for k, v in {**common, **options}.items() if v is not None}
+    return RCFrameConfig(**merged)
+
+
+def plot(result: dict, out_dir):
+    """The figures of a run (:func:`rths_ident.runner.plots.plot_rc_frame`)."""
+    from rths_ident.runner.plots import plot_rc_frame  # noqa: PLC0415 (matplotlib only when plotting)
+
+    return plot_rc_frame(result, out_dir)

@@ -1,0 +1,191 @@
+import json
+
+import pytest
+
+from rths_ident.cli import main
+
+pytestmark = pytest.mark.slow
+
+
+def test_run_lugre_frame_writes_metrics_and_plots(tmp_path, capsys):
+    out = tmp_path / "metrics.json"
+    code = main(["run", "lugre-frame", "--duration", "3", "--json", str(out), "--plots", str(tmp_path / "plots"),
+                 "--quiet"])
+    assert code == 0
+    metrics = json.loads(out.read_text())
+    for key in ("J2_percent", "J4_percent", "J4_force_percent", "tau_ms", "params_true", "params_final",
+                "param_error_percent", "convergence_time_s", "realtime_factor", "sim_duration_s", "wall_s"):
+        assert key in metrics
+    assert set(metrics["J4_percent"]) == {"floor1", "floor2", "floor3"}
+    assert metrics["sim_duration_s"] == pytest.approx(3.0)
+    assert metrics["realtime_factor"] == pytest.approx(metrics["sim_duration_s"] / metrics["wall_s"])
+    assert set(metrics["variants"]) == {"rls", "none", "oracle"}
+    pngs = sorted(p.name for p in (tmp_path / "plots").glob("*.png"))
+    assert pngs == ["parameters.png", "reference_vs_hybrid.png", "specimen_hysteresis.png", "tracking.png",
+                    "updating_vs_none.png"]
+    report = capsys.readouterr().out
+    assert "identified / true" in report and "real time" in report
+
+
+def test_run_bad_record_is_a_clean_error(capsys):
+    code = main(["run", "lugre-frame", "--record", "nope", "--quiet"])
+    assert code == 1
+    assert "nope" in capsys.readouterr().err
+    # a misspelt record is named first, with the valid ones — not blamed on the floor mass
+    assert main(["run", "lugre-frame", "--record", "elcentro", "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert "unknown record 'elcentro'" in err and "elcentro_1940 |" in err and "floor mass" not in err
+
+
+def test_run_with_your_own_record_file(tmp_path, capsys):
+    """--record PATH: the shipped El Centro as a two-column CSV in cm/s² drives the loop
+    with the same slow-rate record as the shipped name, and the run completes."""
+    import numpy as np
+
+    from rths_ident.datasets import load_ground_motion
+    from rths_ident.scenarios import components
+    from rths_ident.scenarios.lugre_frame import LugreFrameConfig
+
+    t, ag = load_ground_motion("elcentro_1940")
+    path = tmp_path / "my_record.csv"
+    np.savetxt(path, np.c_[t, 100 * ag], fmt="%.10f", delimiter=",", header="time,acc", comments="")
+    own = LugreFrameConfig(record=str(path), record_units="cm/s2", floor_mass=64e3, duration=1.0)
+    shipped = LugreFrameConfig(record="elcentro_1940", duration=1.0)
+    np.testing.assert_allclose(components.slow_record(own)[1], components.slow_record(shipped)[1],
+                               atol=1e-8 * np.max(np.abs(ag)))
+    out = tmp_path / "m.json"
+    code = main(["run", "lugre-frame", "--record", str(path), "--record-units", "cm/s2", "--floor-mass", "64000",
+                 "--duration", "1", "--no-compare", "--quiet", "--json", str(out)])
+    assert code == 0, capsys.readouterr().err
+    assert json.loads(out.read_text())["record"] == str(path)
+    # without the units: a clear error before the run
+    assert main(["run", "lugre-frame", "--record", str(path), "--floor-mass", "64000", "--quiet"]) == 1
+    assert "--record-units" in capsys.readouterr().err
+
+
+def test_bench_components_quick(capsys):
+    assert main(["bench", "--quick", "--only", "components"]) == 0
+    out = capsys.readouterr().out
+    assert "LuGre identifier" in out and "µs" in out
+
+
+def test_run_marths_writes_the_issue_keys_and_figures(tmp_path, capsys):
+    out = tmp_path / "marths.json"
+    code = main(["run", "marths", "--controller", "lqg", "--record", "elcentro", "--scale", "0.4",
+                 "--uncertain", "1", "--duration", "7", "--batch", "2", "--json", str(out),
+                 "--plots", str(tmp_path / "plots"), "--quiet"])
+    assert code == 0
+    metrics = json.loads(out.read_text())
+    for key in ("modal_frequencies_hz", "J_nominal", "J_uncertain_mean", "plants", "realisable"):
+        assert key in metrics
+    assert sorted(metrics["J_nominal"]) == sorted(f"J{i}" for i in range(1, 11))
+    assert len(metrics["J_nominal"]["J8"]) == 4 and len(metrics["J_uncertain_mean"]["J2"]) == 2
+    assert metrics["batch"] == 2  # both runs in one vmap-ed call
+    pngs = sorted(p.name for p in (tmp_path / "plots").glob("*.png"))
+    assert pngs == ["marths_indices.png", "marths_interface.png", "marths_tracking.png"]
+    assert "realisable" in capsys.readouterr().out
+    # the study's test record, by default in the --plots folder: a row per run, as in the JSON
+    from rths_ident.benchmarks.marths.study_record import study_rows  # noqa: PLC0415
+
+    rows = study_rows(tmp_path / "plots" / "test_record.h5")
+    assert [row["J"] for row in rows] == metrics["J_runs"]
+
+
+def test_run_marths_checks_its_test_record_path_before_the_study(tmp_path, capsys):
+    missing = tmp_path / "missing" / "study.h5"
+    assert main(["run", "marths", "--uncertain", "1", "--duration", "6", "--test-record", str(missing),
+                 "--quiet"]) == 1
+    assert "--test-record" in capsys.readouterr().err and not missing.parent.exists()
+    assert main(["run", "marths", "--uncertain", "1", "--duration", "6", "--test-record", str(tmp_path),
+                 "--quiet"]) == 1
+    assert "is a folder" in capsys.readouterr().err
+
+
+def test_run_marths_refuses_options_of_other_scenarios(capsys):
+    assert main(["run", "marths", "--compensation", "damb", "--quiet"]) == 1
+    assert "does not apply to marths" in capsys.readouterr().err
+    assert main(["run", "lugre-frame", "--batch", "4", "--quiet"]) == 1
+    assert "--batch is not an option of lugre-frame" in capsys.readouterr().err
+    assert main(["run", "marths", "--dask", "nowhere", "--quiet"]) == 1
+    assert "--dask must be" in capsys.readouterr().err
+
+
+def test_none_variant_reports_what_the_numerical_substructure_used():
+    from rths_ident.cli.run import _parameter_lines
+
+    result = {"updating": "none", "params_true": {"Fc": 22400.0},
+              "ns_params_final": {"Fc": 15680.0}, "params_final": {"Fc": 22390.0},
+              "convergence_time_s": {"Fc": 1.9}, "param_error_percent": {"Fc": 0.04}}
+    lines = _parameter_lines(result)
+    assert "numerical substructure used / true" in lines[0]
+    assert "15680 / 22400" in lines[1] and "error 30.000 %" in lines[1]  # 1 − 15680/22400 = 0.3
+    assert "watching only" in lines[-1] and "22390" in lines[-1]
+    result["updating"] = "rls"
+    assert _parameter_lines(result)[0] == "  identified / true:"
+
+
+def test_run_prints_phase_lines_with_timings(tmp_path, capsys):
+    """Progress a person can read: one line per phase on stderr, in order, each timed."""
+    assert main(["run", "lugre-frame", "--duration", "1", "--no-compare",
+                 "--test-record", str(tmp_path / "record.h5")]) == 0
+    err = capsys.readouterr().err
+    lines = [line.strip() for line in err.splitlines() if " … " in line and line.strip().endswith(" s")]
+    phases = [line.split(" … ")[0] for line in lines]
+    assert phases == ["building", "compiling", "running rls", "comparing"]
+    assert all(float(line.split(" … ")[1].removesuffix(" s")) >= 0.0 for line in lines)
+
+
+def test_bench_json_has_min_and_median(tmp_path):
+    out = tmp_path / "bench.json"
+    assert main(["bench", "--quick", "--only", "components", "--json", str(out)]) == 0
+    figures = json.loads(out.read_text())
+    assert {"cpu", "cores", "jax", "jaxlib"} <= set(figures["machine"])
+    for name, row in figures["components_per_fast_step"].items():
+        assert 0.0 < row["us_min"] <= row["us_median"], name
+        assert row["flops"] > 0.0, name
+
+
+def test_marths_command_lines_in_the_docs_parse_and_configure():
+    # every `rths-ident run marths ...` line of docs/benchmarks/marths.md is accepted as written
+    import argparse
+    import pathlib
+    import shlex
+
+    from rths_ident.cli.run import _scenario_config, add_run_command
+
+    text = pathlib.Path(__file__).resolve().parents[1].joinpath("docs", "benchmarks", "marths.md").read_text(
+        encoding="utf-8")
+    commands = [line.strip() for line in text.splitlines() if line.strip().startswith("rths-ident run marths")]
+    assert len(commands) >= 4
+    parser = argparse.ArgumentParser(prog="rths-ident")
+    add_run_command(parser.add_subparsers(dest="command", required=True))
+    for command in commands:
+        args = parser.parse_args(shlex.split(command, comments=True)[1:])
+        _, cfg = _scenario_config(args)
+        for study in getattr(cfg, "studies", (cfg,)):  # --record all: a study per record
+            assert study.batch == (args.batch or 0) and study.dask == args.dask
+
+
+def test_run_marths_over_several_records_from_one_command(tmp_path, capsys):
+    out = tmp_path / "records.json"
+    code = main(["run", "marths", "--record", "elcentro,kobe", "--uncertain", "1", "--duration", "7",
+                 "--json", str(out), "--plots", str(tmp_path / "plots"), "--quiet"])
+    assert code == 0
+    metrics = json.loads(out.read_text())
+    assert metrics["records"] == ["elcentro", "kobe"]
+    assert metrics["record_names"] == ["elcentro_1940_marths", "kobe_1995"]
+    for study in metrics["by_record"].values():
+        assert sorted(study["J_uncertain_mean"]) == sorted(f"J{i}" for i in range(1, 11))
+    text = capsys.readouterr().out
+    assert "2 records" in text and "kobe (kobe_1995" in text and "largest over runs and actuators" in text
+    pngs = sorted(p.name for p in (tmp_path / "plots").glob("*.png"))
+    assert "marths_records.png" in pngs and "marths_tracking-kobe.png" in pngs and len(pngs) == 7
+    assert sorted(p.name for p in (tmp_path / "plots").glob("*.h5")) == ["test_record-elcentro.h5",
+                                                                         "test_record-kobe.h5"]
+
+
+def test_run_marths_refuses_the_stepwise_engine_before_any_work(capsys):
+    # one record or several: a clear error naming the engine it runs on
+    for record in ("elcentro", "all"):
+        assert main(["run", "marths", "--record", record, "--engine", "stepwise", "--quiet"]) == 1
+        assert "marths runs on the fused engine only" in capsys.readouterr().err

@@ -1,0 +1,74 @@
+"""The virtual site told when its target arrived (a paced run): the predictor–corrector
+predicts until that fast tick, exactly as a site built with that arrival tick does."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from rths_ident.hybrid.loop.assembled import initial_fast_state
+from rths_ident.scenarios import lugre_frame
+from rths_ident.hybrid.fast_side.virtual_site import VirtualSite
+
+pytestmark = pytest.mark.slow
+
+
+def test_measured_arrival_equals_a_site_built_with_that_arrival_tick():
+    test = lugre_frame.build(lugre_frame.LugreFrameConfig(duration=0.4))
+    side = test.fast_side
+    assert side.transition.params.arrival_tick == 40  # the configured half step
+    late = side._replace(transition=side.transition._replace(
+        params=dataclasses.replace(side.transition.params, arrival_tick=70)))
+    told = VirtualSite(side, test.seed)
+    built = VirtualSite(late, test.seed)
+    on_time = VirtualSite(side, test.seed, state=initial_fast_state(side, test.seed))
+    assert told.uses_arrival
+    targets = 2e-3 * np.sin(2 * np.pi * 1.5 * 0.02 * np.arange(1, 11))
+    # 70 ticks of 0.25 ms = 17.5 ms: after 0.6·Δt = 12 ms, so the command slows down
+    for target in targets:
+        a = told.step(target, arrival_s=69.5 / 4000).log
+        b = built.step(target).log
+        c = on_time.step(target).log
+        np.testing.assert_allclose(a["command"], b["command"], rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(a["measured"], b["measured"], rtol=1e-12, atol=1e-15)
+    assert np.max(np.abs(a["target"] - c["target"])) > 1e-3 * np.max(np.abs(c["target"]))
+
+
+def test_the_flagship_record_loop_compiles_to_one_kernel():
+    """The fused loop over the whole record — the fast chunks, the identifier, the α-OS
+    substructure step with its solve, the hook — has no dot and no LAPACK call, so XLA
+    emits the record's loop itself as one kernel (small_loop_kernels.loop_kernels): a
+    solve or a product written with ``@`` in the slow step would bring back the
+    per-kernel dispatch of every slow step (0.50 → 0.29 µs per fast step when it left,
+    docs/performance.md)."""
+    import jax  # noqa: PLC0415
+
+    from rths_ident import small_loop_kernels  # noqa: PLC0415
+    from rths_ident.hybrid.loop.engine import make_fused_runner  # noqa: PLC0415
+    from rths_ident.hybrid.loop.assembled import loop_arguments, slow_step_functions  # noqa: PLC0415
+
+    test = lugre_frame.build(lugre_frame.LugreFrameConfig(duration=0.2))
+    params, initial = loop_arguments(test)
+    runner = jax.jit(make_fused_runner(slow_step_functions(test)))
+    text = runner.lower(params, initial, jax.numpy.asarray(test.ground_accel)).compile().as_text()
+    assert " dot(" not in text and "custom-call(" not in text
+    loops = small_loop_kernels.loop_kernels(text)
+    assert loops and all(loop.single_kernel for loop in loops), [loop for loop in loops if not loop.single_kernel]
+
+
+def test_the_flagship_fast_chunk_compiles_to_single_kernels():
+    """The whole fast side of a slow step (80 fast steps: transition, dAMB, actuator,
+    specimen, sensors, constrained-RLS identifier with its QP projection) has no dot and no
+    LAPACK call, so XLA emits its loops as single kernels (small_loop_kernels): a dot or
+    a solve added to a fast-side component would bring back the per-kernel dispatch
+    that cost 2.45 µs per fast step (docs/performance.md)."""
+    import jax  # noqa: PLC0415
+
+    from rths_ident.hybrid.fast_side.fast_chunk import fast_params, make_fast_chunk  # noqa: PLC0415
+
+    test = lugre_frame.build(lugre_frame.LugreFrameConfig(duration=0.1))
+    side = test.fast_side
+    state = initial_fast_state(side, test.seed)
+    text = jax.jit(make_fast_chunk(side)).lower(fast_params(side), state, jax.numpy.zeros(1)).compile().as_text()
+    assert " dot(" not in text and "custom-call(" not in text
+    assert "xla_cpu_small_call" in text

@@ -1,0 +1,195 @@
+"""Engine plumbing on a partitioned linear SDOF whose monolithic answer is known.
+
+The NS is mass m, damper c and spring k1 integrated by explicit Newmark (β=0, γ=1/2);
+the "specimen" is a spring k2 on the fast side, read by an ideal actuator. Partitioned
+with an exact loop, this must equal the monolithic explicit Newmark of (m, c, k1+k2),
+written here independently as a plain NumPy loop. The step-wise engine talks to the
+same pieces through the site and numerical-substructure protocols.
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import rths_ident  # noqa: F401
+from rths_ident.hybrid.loop.engine import (
+    LoopAborted,
+    LoopState,
+    ModelUpdater,
+    SlowStepFunctions,
+    make_fused_runner,
+    run_stepwise,
+)
+from rths_ident.protocols import Site, SiteReading
+from rths_ident.protocols import Estimate
+from rths_ident.protocols import NumericalSubstructure
+
+M, C, K1, K2, DT, RATIO = 2.0, 0.3, 50.0, 30.0, 0.01, 8
+
+
+def _fast_chunk(fast_params, fast_state, target):
+    def body(s, i):
+        x = s + (target[0] - s) * (i + 1) / RATIO  # ideal ramp to the target
+        return x, K2 * x
+
+    x_end, forces = jax.lax.scan(body, fast_state, jnp.arange(RATIO))
+    return x_end, {"force": forces}, forces[-1:]
+
+
+def _ns_step(ns_params, ns_state, force, ag):
+    u, v, a = ns_state
+    # corrector of explicit Newmark for the step whose displacement u was imposed
+    a_new = (-M * ag - force[0] - ns_params["k1"] * u - C * (v + 0.5 * DT * a)) / (M + 0.5 * DT * C)
+    v_new = v + 0.5 * DT * (a + a_new)
+    u_next = u + DT * v_new + 0.5 * DT**2 * a_new  # predictor for the next step
+    return (u_next, v_new, a_new), jnp.stack([u_next]), {"u": u}
+
+
+def _identify(fast_params, fast_state):
+    """A stand-in identifier that 'identifies' k1 = 2·K1 from the start."""
+    return Estimate(jnp.array([2.0 * K1]), jnp.array([0.0]), jnp.asarray(True))
+
+
+def _hook(hook_state, estimate, k):
+    """Updates once, at slow step UPDATE_AT."""
+    return hook_state, k == UPDATE_AT
+
+
+def _apply(ns_params, theta):
+    return {"k1": theta[0]}
+
+
+UPDATE_AT = 150
+FUNCS = SlowStepFunctions(_fast_chunk, _identify, _hook, _apply, _ns_step)
+
+
+def _monolithic(ag, k1_after=None):
+    u, v, a = 0.0, 0.0, 0.0
+    k1 = K1
+    out = []
+    for k in range(len(ag)):
+        if k1_after is not None and k == UPDATE_AT:
+            k1 = k1_after
+        u_new = u + DT * v + 0.5 * DT**2 * a
+        a_new = (-M * ag[k] - (k1 + K2) * u_new - C * (v + 0.5 * DT * a)) / (M + 0.5 * DT * C)
+        v = v + 0.5 * DT * (a + a_new)
+        u, a = u_new, a_new
+        out.append(u)
+    return np.array(out)
+
+
+def _initial():
+    return LoopState(ns_state=(0.0, 0.0, 0.0), fast_state=jnp.asarray(0.0), slow_input=jnp.zeros(1),
+                     ns_params={"k1": jnp.asarray(K1)}, hook_state=())
+
+
+class _SpringSite:
+    """The fast chunk behind the Site protocol."""
+
+    n_interface = 1
+
+    def __init__(self):
+        self.state = jnp.asarray(0.0)
+        self._chunk = jax.jit(lambda s, t: _fast_chunk(None, s, t))
+
+    def step(self, target):
+        self.state, log, force = self._chunk(self.state, jnp.asarray(target))
+        return SiteReading(np.asarray(log["force"][-1:]) / K2, np.asarray(force), {"force": np.asarray(log["force"])},
+                           _identify(None, None))
+
+    def close(self):
+        pass
+
+
+class _SdofNS:
+    """The explicit-Newmark SDOF behind the NumericalSubstructure protocol."""
+
+    dt = DT
+    n_interface = 1
+
+    def __init__(self):
+        self.state, self.params = (0.0, 0.0, 0.0), {"k1": jnp.asarray(K1)}
+        self.closed = False
+
+    def initial_target(self):
+        return np.zeros(1)
+
+    def step(self, feedback, ground_accel):
+        self.state, target, log = _ns_step(self.params, self.state, jnp.asarray(feedback), ground_accel)
+        return np.asarray(target), {"u": np.asarray(log["u"])}
+
+    def apply_parameters(self, estimate):
+        self.params = _apply(self.params, jnp.asarray(estimate))
+
+    def close(self):
+        self.closed = True
+
+
+def _ground(n=400):
+    t = np.arange(n) * DT
+    return np.sin(2 * np.pi * 1.3 * t) * np.exp(-0.2 * t)
+
+
+def test_protocol_objects_satisfy_the_protocols():
+    assert isinstance(_SpringSite(), Site)
+    assert isinstance(_SdofNS(), NumericalSubstructure)
+
+
+def test_partitioned_equals_monolithic_and_fused_equals_stepwise():
+    ag = _ground()
+    _, logs = make_fused_runner(FUNCS)(None, _initial(), jnp.asarray(ag))
+    # the NS logs the displacement whose force closed each step; k1 doubles at step UPDATE_AT
+    reference = _monolithic(ag, k1_after=2.0 * K1)
+    np.testing.assert_allclose(np.asarray(logs["ns"]["u"]), reference, rtol=1e-10, atol=1e-14)
+    assert np.asarray(logs["update"]["applied"]).sum() == 1
+    # without the update the answer differs: the update really reached the NS
+    assert np.max(np.abs(reference - _monolithic(ag))) > 1e-3 * np.max(np.abs(reference))
+    logs_s = run_stepwise(_SpringSite(), _SdofNS(), ag, updater=ModelUpdater(_hook, ()))
+    np.testing.assert_allclose(logs_s["ns"]["u"], np.asarray(logs["ns"]["u"]), rtol=1e-12, atol=1e-15)
+    assert logs_s["fast"]["force"].shape == (400, RATIO)
+    assert logs_s["update"]["applied"].sum() == 1
+
+
+def test_stepwise_abort_keeps_logs():
+    ag = np.ones(50)
+    with pytest.raises(LoopAborted) as info:
+        run_stepwise(_SpringSite(), _SdofNS(), ag, check=lambda log, k: "stop" if k == 9 else None)
+    assert info.value.slow_index == 9
+    assert info.value.logs["ns"]["u"].shape == (10,)
+    np.testing.assert_allclose(info.value.logs["ns"]["u"], _monolithic(ag)[:10], rtol=1e-10, atol=1e-14)
+
+
+def test_a_failing_substructure_aborts_with_the_logs_so_far():
+    class Failing(_SdofNS):
+        def step(self, feedback, ground_accel):
+            if self.calls == 5:
+                raise ConnectionError("peer went away")
+            self.calls += 1
+            return super().step(feedback, ground_accel)
+
+    ns = Failing()
+    ns.calls = 0
+    site = _SpringSite()
+    with pytest.raises(LoopAborted, match=r"slow step 5 \(t = 0\.060 s\) failed: peer went away") as info:
+        run_stepwise(site, ns, np.ones(20))
+    assert info.value.logs["ns"]["u"].shape == (5,)
+    # the default safe stop held the last target 0.5 s (50 steps), ramped it to zero in 2 s
+    # (200 steps) and kept it there 0.25 s (25 steps): the spring's force follows the
+    # command exactly (ideal ramp)
+    stop = info.value.safe_stop_logs["force"][:, -1] / K2
+    held = _monolithic(np.ones(20))[5]  # the target of the failed step 5
+    assert stop.shape == (275,) and abs(held) > 1e-6
+    np.testing.assert_allclose(stop[:50], held, rtol=1e-12)
+    np.testing.assert_allclose(stop[50:250], held * (1 - np.arange(1, 201) / 200), rtol=1e-12, atol=1e-15)
+    np.testing.assert_array_equal(stop[250:], 0.0)
+    assert "brought to rest" in str(info.value) and "5 completed slow steps are kept" in str(info.value)
+
+
+def test_without_a_safe_stop_the_site_is_left_alone():
+    site = _SpringSite()
+    with pytest.raises(LoopAborted, match="left as it was") as info:
+        run_stepwise(site, _SdofNS(), np.ones(20), check=lambda log, k: "limit" if k == 3 else None,
+                     safe_stop=None)
+    assert info.value.safe_stop_logs is None
+    assert "slow step 3 (t = 0.040 s) stopped: limit" in str(info.value)

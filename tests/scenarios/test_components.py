@@ -1,0 +1,27 @@
+"""The slow-rate record of a scenario: scaling, duration and zero padding."""
+
+import numpy as np
+import pytest
+
+from rths_ident.errors import ParameterError
+from rths_ident.datasets import load_ground_motion
+from rths_ident.scenarios.components import slow_record
+from rths_ident.scenarios.config import HybridTestConfig
+
+
+def test_padding_prepends_zeros_and_shifts_the_record():
+    t, ag = slow_record(HybridTestConfig(duration=2.0))
+    t_pad, ag_pad = slow_record(HybridTestConfig(duration=2.0, pad_seconds=0.5))
+    assert len(ag) == 100 and len(ag_pad) == 125  # 50 Hz: 2 s, then 0.5 s more
+    np.testing.assert_array_equal(ag_pad[:25], 0.0)
+    np.testing.assert_array_equal(ag_pad[25:], ag)
+    np.testing.assert_allclose(np.diff(t_pad), 0.02, rtol=1e-9)
+    np.testing.assert_allclose(t_pad[25:], t + 0.5, rtol=1e-12)
+    # the El Centro file is already at 50 Hz: the record is the file's samples
+    t_file, ag_file = load_ground_motion("elcentro_1940")
+    np.testing.assert_allclose(ag, ag_file[1:101], rtol=1e-12)
+
+
+def test_bad_padding_names_the_field():
+    with pytest.raises(ParameterError, match="pad_seconds"):
+        HybridTestConfig(pad_seconds=-1.0)
