@@ -195,7 +195,7 @@ def test_command_lines_in_the_fitting_docs_parse():
 
     from rths_ident.cli.fit import add_fit_command
 
-    text = pathlib.Path(__file__).resolve().parents[1].joinpath("docs", "fitting.md").read_text(encoding="utf-8")
+    text = pathlib.Path(__file__).resolve().parents[2].joinpath("docs", "fitting.md").read_text(encoding="utf-8")
     lines = text.replace("\\\n", " ").splitlines()
     commands = [line.strip() for line in lines if line.strip().startswith("rths-ident fit ")]
     assert len(commands) >= 6

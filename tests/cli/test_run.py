@@ -153,7 +153,7 @@ def test_marths_command_lines_in_the_docs_parse_and_configure():
 
     from rths_ident.cli.run import _scenario_config, add_run_command
 
-    text = pathlib.Path(__file__).resolve().parents[1].joinpath("docs", "benchmarks", "marths.md").read_text(
+    text = pathlib.Path(__file__).resolve().parents[2].joinpath("docs", "benchmarks", "marths.md").read_text(
         encoding="utf-8")
     commands = [line.strip() for line in text.splitlines() if line.strip().startswith("rths-ident run marths")]
     assert len(commands) >= 4

@@ -22,7 +22,7 @@ from rths_ident.transport.remote_substructure import RemoteSubstructure
 pytestmark = pytest.mark.opensees
 pytest.importorskip("openseespy.opensees")
 
-MODEL = Path(__file__).resolve().parent / "transport" / "ns_model_two_storey.py"
+MODEL = Path(__file__).resolve().parents[1] / "transport" / "ns_model_two_storey.py"
 SPRING = 1.0e6  # N/m: the specimen, a linear spring at the roof
 
 

@@ -35,7 +35,7 @@ import pytest
 import rths_ident
 from rths_ident.cli import main
 
-sys.path.insert(0, str(pathlib.Path(__file__).parent / "transport"))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "transport"))
 from _opensees_sdof import A, ALPHA, BETA, GAMMA, K, N, _run_opensees  # noqa: E402
 
 SPECIMEN = f"boucwen:k={K},alpha={ALPHA},A={A},beta={BETA},gamma={GAMMA},n={N},substeps=1"
