@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 
 from rths_ident.scenarios import lugre_frame
+from rths_ident.runner.options import RunOptions
 
 FIGURES = Path(__file__).resolve().parents[1] / "figures"
 SHOWN = ("tracking", "reference_vs_hybrid", "specimen_hysteresis", "parameters", "updating_vs_none")
@@ -20,7 +21,7 @@ SHOWN = ("tracking", "reference_vs_hybrid", "specimen_hysteresis", "parameters",
 
 def main() -> list[Path]:
     cfg = lugre_frame.config_from_options({}, {})
-    result = lugre_frame.run_scenario(cfg, engine="fused", compare=True)
+    result = lugre_frame.run_scenario(cfg, RunOptions(engine="fused", compare=True))
     written = []
     with tempfile.TemporaryDirectory() as folder:
         for path in lugre_frame.plot(result, folder):

@@ -13,6 +13,7 @@ import argparse
 import json
 
 from rths_ident.scenarios import rc_frame
+from rths_ident.runner.options import RunOptions
 
 
 def run(duration=None) -> list[dict]:
@@ -26,7 +27,7 @@ def run(duration=None) -> list[dict]:
                                          ddmrt_adaptive=adaptive, duration=duration)
             engine = "fused" if ns == "native" else "stepwise"
             try:
-                r = rc_frame.run_scenario(cfg, engine=engine)
+                r = rc_frame.run_scenario(cfg, RunOptions(engine=engine))
             except Exception as exc:  # an unstable explicit scheme, say: report it, go on
                 rows.append({"ns": ns, "ns_model": model, "integrator": integrator, "case": case,
                              "adaptive": adaptive, "error": str(exc).splitlines()[0][:120]})

@@ -38,7 +38,7 @@ class DaskExecutor:
 
     address: ``"local"`` or ``tcp://HOST:PORT``; n_workers: of the local cluster;
     retries: extra attempts of a task whose worker failed; timeout_s: to connect. The
-    progress line is the study's (:class:`~.progress.StudyProgress`)."""
+    progress line is the study's."""
 
     def __init__(self, address: str = "local", n_workers: int = 2, retries: int = 2, timeout_s: float = 60.0):
         self.address = check_address(address)

@@ -8,6 +8,7 @@ import pytest
 from rths_ident.errors import ParameterError
 from rths_ident.cli import main
 from rths_ident.scenarios import rc_frame as rc
+from rths_ident.runner.options import RunOptions
 
 pytestmark = pytest.mark.slow
 
@@ -15,7 +16,7 @@ pytestmark = pytest.mark.slow
 def test_realtime_run_takes_the_record_length_and_reports_latency():
     cfg = rc.RCFrameConfig(duration=1.0, pad_seconds=0.2)
     start = time.perf_counter()
-    result = rc.run_scenario(cfg, engine="stepwise", compare=False, realtime=True)
+    result = rc.run_scenario(cfg, RunOptions(engine="stepwise", compare=False, realtime=True))
     elapsed = time.perf_counter() - start
     # 60 windows of 20 ms: the paced loop cannot finish before the last one opens
     assert result["sim_duration_s"] == pytest.approx(1.2)
@@ -31,11 +32,16 @@ def test_realtime_run_takes_the_record_length_and_reports_latency():
 
 def test_pacing_needs_the_stepwise_engine(capsys):
     with pytest.raises(ParameterError, match="step-wise"):
-        rc.run_scenario(rc.RCFrameConfig(duration=0.1), engine="fused", realtime=True)
+        rc.run_scenario(rc.RCFrameConfig(duration=0.1), RunOptions(engine="fused", realtime=True))
     assert main(["run", "rc-frame", "--realtime", "--engine", "fused", "--duration", "0.1", "--quiet"]) == 1
     assert "--realtime" in capsys.readouterr().err
 
 
 def test_a_scenario_without_a_stepwise_run_cannot_be_paced(capsys):
-    assert main(["run", "marths", "--realtime", "--quiet"]) == 1
-    assert "--realtime: marths has no step-wise run to pace" in capsys.readouterr().err
+    assert main(["run", "marths", "--realtime", "--quiet"]) == 2  # not an option of a study
+    assert "unrecognized arguments: --realtime" in capsys.readouterr().err
+    from rths_ident.runner.run import check_engine  # noqa: PLC0415
+    from rths_ident.scenarios import marths  # noqa: PLC0415
+
+    with pytest.raises(ParameterError, match="--realtime: marths has no step-wise run to pace"):
+        check_engine("marths", marths, "stepwise", realtime=True)

@@ -19,6 +19,7 @@ from rths_ident.hybrid.loop.assembled import run_loop
 from rths_ident.scenarios import bw_frame as bf
 from rths_ident.models import DegradingBoucWen
 from rths_ident.structures import three_storey_two_bay_frame
+from rths_ident.runner.options import RunOptions
 
 pytestmark = pytest.mark.slow
 
@@ -28,7 +29,7 @@ KIP, INCH = 4448.2216152605, 0.0254
 
 @pytest.fixture(scope="module")
 def el_centro_4s():
-    return bf.run_scenario(CONFIG, engine="fused", compare=True)
+    return bf.run_scenario(CONFIG, RunOptions(engine="fused", compare=True))
 
 
 def test_acceptance_updating_vs_none_vs_oracle(el_centro_4s):
@@ -87,7 +88,7 @@ def test_single_rate_ideal_transfer_oracle_reproduces_the_monolithic_frame():
     instead of the α-OS predictor velocity, through c_e ẋ)."""
     cfg = bf.BWFrameConfig(duration=3.0, fast_rate=4096.0, slow_rate=4096.0, transfer_system="ideal",
                            compensation="none", sensor_noise=False, column_substeps=1)
-    result = bf.run_scenario(cfg, engine="fused", compare=True)
+    result = bf.run_scenario(cfg, RunOptions(engine="fused", compare=True))
     v = result["variants"]
     # measured: oracle 1.1e-4 %, force 3.0e-4 %; ukf 0.092 %; none 69 %
     assert v["oracle"]["J4_percent"]["floor3"] < 1e-3

@@ -15,13 +15,14 @@ from rths_ident.errors import ParameterError
 from rths_ident.hybrid.loop.assembled import initial_loop_state, run_loop, slow_step_functions
 from rths_ident.scenarios import lugre_frame as lf
 from rths_ident.hybrid.fast_side.fast_chunk import fast_params
+from rths_ident.runner.options import RunOptions
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
 def el_centro_8s():
-    return lf.run_scenario(lf.LugreFrameConfig(duration=8.0), engine="fused", compare=True)
+    return lf.run_scenario(lf.LugreFrameConfig(duration=8.0), RunOptions(engine="fused", compare=True))
 
 
 def test_acceptance_updating_vs_none_vs_oracle(el_centro_8s):
@@ -99,7 +100,7 @@ def test_seed001_virtual_test_single_rate_ideal_actuator():
     """
     cfg = lf.LugreFrameConfig(duration=12.0, fast_rate=4096.0, slow_rate=4096.0, transfer_system="ideal",
                               compensation="none", sensor_noise=False, initial_error="scenario1")
-    result = lf.run_scenario(cfg, engine="fused", compare=True)
+    result = lf.run_scenario(cfg, RunOptions(engine="fused", compare=True))
     v = result["variants"]
     assert v["oracle"]["J4_percent"]["floor3"] < 1e-3
     assert v["oracle"]["J4_force_percent"] < 0.1
@@ -112,7 +113,7 @@ def test_seed001_virtual_test_single_rate_ideal_actuator():
 
 
 def test_ukf_updating_meets_the_same_acceptance():
-    result = lf.run_scenario(lf.LugreFrameConfig(duration=8.0, updating="ukf"), engine="fused", compare=True)
+    result = lf.run_scenario(lf.LugreFrameConfig(duration=8.0, updating="ukf"), RunOptions(engine="fused", compare=True))
     v = result["variants"]
     roof = {m: v[m]["J4_percent"]["floor3"] for m in v}
     assert set(roof) == {"ukf", "none", "oracle"}

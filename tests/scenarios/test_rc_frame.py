@@ -22,6 +22,7 @@ from rths_ident.models import DegradingBoucWen
 from rths_ident.records import read_test_record
 from rths_ident.structures.numerical_substructure import NativeSubstructure
 from rths_ident.structures.structure import with_changes
+from rths_ident.runner.options import RunOptions
 
 pytestmark = pytest.mark.slow
 
@@ -38,7 +39,7 @@ def test_bad_configuration_names_the_field():
     with pytest.raises(ParameterError, match="record.*elcentro_1940"):
         rc.RCFrameConfig(record="elcentro")
     with pytest.raises(ParameterError, match="step-wise"):
-        rc.run_scenario(rc.RCFrameConfig(ns="opensees", duration=0.1), engine="fused")
+        rc.run_scenario(rc.RCFrameConfig(ns="opensees", duration=0.1), RunOptions(engine="fused"))
 
 
 @pytest.mark.opensees

@@ -19,6 +19,7 @@ from rths_ident.transport import ns_server_process
 from rths_ident.scenarios import bw_frame as bf
 from rths_ident.scenarios import rc_frame as rc
 from rths_ident.cli.run import EXIT_TEST_STOPPED
+from rths_ident.runner.options import RunOptions
 
 pytestmark = [pytest.mark.slow, pytest.mark.opensees]
 pytest.importorskip("openseespy.opensees")
@@ -52,7 +53,7 @@ def recorded_servers(monkeypatch):
 
 
 def test_rc_frame_over_tcp_equals_in_process(recorded_servers):
-    results = {ns: rc.run_scenario(rc.RCFrameConfig(ns=ns, duration=1.0), engine="stepwise", compare=False)
+    results = {ns: rc.run_scenario(rc.RCFrameConfig(ns=ns, duration=1.0), RunOptions(engine="stepwise", compare=False))
                for ns in ("opensees", "opensees-tcp")}
     assert results["opensees-tcp"]["ns"] == "opensees-tcp"
     assert_same_run(results["opensees"], results["opensees-tcp"], "none")
@@ -67,7 +68,7 @@ def test_bw_frame_with_model_updating_over_tcp_equals_in_process(recorded_server
     for ns in ("opensees", "opensees-tcp"):
         # the configuration of test_bw_frame's α-OS test: in one pytest process the loop is compiled once
         cfg = bf.BWFrameConfig(column_model="boucwen", ns=ns, duration=2.0)
-        results[ns] = bf.run_scenario(cfg, engine="stepwise", compare=False)
+        results[ns] = bf.run_scenario(cfg, RunOptions(engine="stepwise", compare=False))
     assert results["opensees-tcp"]["updates_applied"] > 60
     assert_same_run(results["opensees"], results["opensees-tcp"], "ukf")
     assert recorded_servers[0].process.poll() == 0
@@ -77,7 +78,7 @@ def test_the_server_child_is_stopped_when_the_run_fails(recorded_servers):
     from rths_ident.scenarios import lugre_frame as lf
 
     with pytest.raises(ParameterError, match="no OpenSees twin"):
-        lf.run_scenario(lf.LugreFrameConfig(ns="opensees-tcp", duration=0.2), engine="stepwise")
+        lf.run_scenario(lf.LugreFrameConfig(ns="opensees-tcp", duration=0.2), RunOptions(engine="stepwise"))
     [server] = recorded_servers
     assert server.process.poll() is not None
 

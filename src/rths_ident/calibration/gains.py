@@ -25,12 +25,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from rths_ident.errors import ParameterError
-from rths_ident._params import replace
-from rths_ident.hybrid.fast_side.compensation import amb, damb, polynomial
-from rths_ident.hybrid.fast_side.compensation.finite_difference import fir_from_plant_coefficients
+from rths_ident.hybrid.fast_side.compensation.registry import COMPENSATORS as REGISTERED
 
-COMPENSATORS = ("amb", "damb", "polynomial")
-_POWERS = jnp.arange(4.0)
+#: the compensators ``rths-ident calibrate`` can tune (those with calibration gains)
+COMPENSATORS = tuple(name for name, entry in REGISTERED.items() if entry.calibration is not None)
 
 
 class GainSpace(NamedTuple):
@@ -64,39 +62,12 @@ class GainSpace(NamedTuple):
         return theta
 
 
-def _amb_build(theta, kappa, params, state):
-    scale = (theta[4] * kappa) ** _POWERS
-    a0 = jnp.asarray(amb.SEED_000_INITIAL_COEFFICIENTS) * scale
-    params = replace(params, adaptation_gains=10.0 ** theta[:4])
-    return params, state._replace(coefficients=a0)
-
-
-def _damb_build(theta, kappa, params, state):
-    scale = (theta[2] * kappa) ** _POWERS
-    a = jnp.asarray(damb.REPOSITORY_INITIAL_PLANT) * scale
-    params = replace(params, initial_covariance=10.0 ** theta[0], forgetting_factor=theta[1])
-    fir = fir_from_plant_coefficients(a, params.initial_fir_time_step)
-    return params, state._replace(fir=fir, covariance=jnp.eye(4) * 10.0 ** theta[0])
-
-
-def _polynomial_build(theta, kappa, params, state):
-    del kappa  # no initial condition
-    return replace(params, delay=theta[0]), state
-
-
 def gain_space(kind: str, loop_gain: float) -> GainSpace:
-    """The :class:`GainSpace` of ``kind`` (``loop_gain``: the actuator's g [1/s], for the
-    polynomial's default delay 1/g)."""
-    if kind == "amb":
-        source = np.r_[np.log10(amb.SEED_000_GAINS), 1.0]
-        return GainSpace("amb", ("log10 Γ0", "log10 Γ1", "log10 Γ2", "log10 Γ3", "s"),
-                         ("log10(s^-1/in²)", "log10(s/in²)", "log10(s^3/in²)", "log10(s^5/in²)", "-"),
-                         np.r_[source[:4] - 3.0, 0.25], np.r_[source[:4] + 3.0, 2.0], source, amb, _amb_build)
-    if kind == "damb":
-        return GainSpace("damb", ("log10 P0", "ρ", "s"), ("log10(-)", "-", "-"),
-                         np.array([0.0, 0.99, 0.25]), np.array([12.0, 1.0, 2.0]), np.array([10.0, 1.0, 1.0]),
-                         damb, _damb_build)
-    if kind == "polynomial":
-        return GainSpace("polynomial", ("τ",), ("s",), np.array([0.0]), np.array([0.05]),
-                         np.array([1.0 / loop_gain]), polynomial, _polynomial_build)
-    raise ParameterError(f"compensator = {kind!r}: expected one of {', '.join(COMPENSATORS)}")
+    """The :class:`GainSpace` of compensator ``kind`` (``loop_gain``: the actuator's g
+    [1/s], for the polynomial's default delay 1/g), from its registry entry
+    (:data:`~rths_ident.hybrid.fast_side.compensation.registry.COMPENSATORS`)."""
+    entry = REGISTERED[kind]
+    if entry.calibration is None:
+        raise ParameterError(f"compensator {kind!r} has nothing to calibrate: expected one of {', '.join(COMPENSATORS)}")
+    gains = entry.calibration(loop_gain)
+    return GainSpace(kind, gains.names, gains.units, gains.low, gains.high, gains.source, entry.module, gains.build)

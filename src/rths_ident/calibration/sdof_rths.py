@@ -30,6 +30,7 @@ import numpy as np
 
 from rths_ident.errors import ParameterError
 from rths_ident.calibration.gains import GainSpace, gain_space
+from rths_ident.hybrid.fast_side.compensation.registry import COMPENSATORS
 from rths_ident.calibration.sample import Specimens
 from rths_ident.datasets import load_ground_motion, resample_ground_motion
 from rths_ident.hybrid.fast_side import actuator as act
@@ -151,12 +152,7 @@ def build_study(kind: str, settings: StudySettings = StudySettings(),
     actuator = act.CarrionSpencerParams(substeps=settings.actuator_substeps) if actuator is None else actuator
     space = gain_space(kind, actuator.loop_gain())
     ratio = int(round(settings.fast_rate / settings.slow_rate))
-    if kind == "amb":
-        comp_params = space.module.AMBParams(filter_sample_rate=settings.fast_rate)
-    elif kind == "damb":
-        comp_params = space.module.DAMBParams(filter_sample_rate=settings.fast_rate)
-    else:
-        comp_params = space.module.PolynomialExtrapolationParams(delay=float(space.source[0]))
+    comp_params = COMPENSATORS[kind].default_params(settings.fast_rate, actuator.loop_gain())
     ideal = sensors.SensorParams()
     # the same noise realisation (seed 0) in every run: candidates are compared on common
     # random numbers, and the objective stays a smooth function of θ

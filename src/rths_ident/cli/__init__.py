@@ -15,6 +15,7 @@ import textwrap
 from collections.abc import Callable, Sequence
 
 from rths_ident import __version__
+from rths_ident.cli.parsing import ArgumentParser
 from rths_ident.errors import ParameterError
 from rths_ident.errors import DataFileError, UnknownDatasetError
 
@@ -133,6 +134,18 @@ def _add_run_command(subparsers: argparse._SubParsersAction) -> None:
     add_run_command(subparsers)
 
 
+def _add_new_command(subparsers: argparse._SubParsersAction) -> None:
+    from rths_ident.cli.run import add_new_command  # noqa: PLC0415
+
+    add_new_command(subparsers)
+
+
+def _add_check_command(subparsers: argparse._SubParsersAction) -> None:
+    from rths_ident.cli.run import add_check_command  # noqa: PLC0415
+
+    add_check_command(subparsers)
+
+
 def _add_fit_command(subparsers: argparse._SubParsersAction) -> None:
     from rths_ident.cli.fit import add_fit_command  # noqa: PLC0415
 
@@ -171,6 +184,8 @@ def _add_show_command(subparsers: argparse._SubParsersAction) -> None:
 
 COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_run_command,
+    _add_new_command,
+    _add_check_command,
     _add_show_command,
     _add_fit_command,
     _add_calibrate_command,
@@ -196,7 +211,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The argument parser with every subcommand of :data:`COMMANDS`, or only with
     ``command`` (what :func:`main` builds for a command line that names one, so that
     ``rths-ident run …`` does not import the modules of ``calibrate``, ``fit``, …)."""
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog=PROGRAM,
         description="Parameter identification and online model updating for real-time "
         "hybrid simulation (RTHS) of structures.",

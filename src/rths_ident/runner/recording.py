@@ -75,17 +75,21 @@ def time_base(test) -> dict:
     """The record's time base: rates and how sample indices map to test time."""
     return {
         "slow_rate_hz": float(test.slow_rate),
-        "fast_rate_hz": float(test.fast_side.fast_rate),
-        "samples_per_step": int(test.fast_side.ratio),
+        "fast_rate_hz": float(test.slow_rate) * test.samples_per_step,
+        "samples_per_step": int(test.samples_per_step),
         "time": "steps/time[k] = t_k, the end of slow step k (t_k = (k+1)·Δt_n from the start)",
         "fast_time": "fast sample j of step k is at t_k − Δt_n + (j+1)/f_fast",
     }
 
 
-def open_run_record(path, cfg, test, engine: str, **options) -> TestRecordWriter:
-    """The record of one ``rths-ident run`` (configuration, units, time base)."""
-    return TestRecordWriter.open(Path(path), run_record_config(cfg, test, engine), log_units(test), kind="run",
-                                 time_base=time_base(test), **options)
+def open_run_record(path, cfg, test, engine: str, test_file: str | None = None, **options) -> TestRecordWriter:
+    """The record of one ``rths-ident run`` (configuration with the test file's text when
+    given — ``rths-ident run RECORD.h5`` runs it again —, units, time base)."""
+    config = run_record_config(cfg, test, engine)
+    if test_file is not None:
+        config["test_file"] = test_file
+    return TestRecordWriter.open(Path(path), config, log_units(test), kind="run", time_base=time_base(test),
+                                 **options)
 
 
 class StepRecorder:

@@ -28,6 +28,7 @@ from rths_ident.hybrid.loop.assembled import (
     virtual_site,
 )
 from rths_ident.hybrid.loop.realtime import RealTimePacer
+from rths_ident.runner.options import RunOptions
 from rths_ident.runner.recording import StepRecorder, open_run_record
 
 COMPARISON_VARIANTS = ("none", "oracle")
@@ -54,6 +55,7 @@ def variant_metrics(test: HybridTest, logs: dict, reference_response, reference_
     the wrong guess for ``none``, the truth for ``oracle``)."""
     names = test.param_names
     response = np.asarray(logs["ns"]["displacement"])
+    samples_per_step = np.asarray(logs["fast"]["target"]).shape[1]  # the virtual side's ratio; a rig's 1
     target = np.asarray(logs["fast"]["target"]).ravel()
     measured = np.asarray(logs["fast"]["measured"]).ravel()
     force_slow = np.asarray(logs["fast"]["force"])[:, -1]
@@ -65,7 +67,7 @@ def variant_metrics(test: HybridTest, logs: dict, reference_response, reference_
         "J4_percent": {name: float(metrics.j4_global_error(reference_response[:, i], response[:, i]))
                        for i, name in enumerate(test.response_names)},
         "J4_force_percent": float(metrics.j4_global_error(reference_force, force_slow)),
-        "tau_ms": float(metrics.fei_delay(target, measured, test.fast_side.fast_rate) * 1e3),
+        "tau_ms": float(metrics.fei_delay(target, measured, test.slow_rate * samples_per_step) * 1e3),
         "params_final": dict(zip(names, map(float, final))),
         "ns_params_final": dict(zip(names, map(float, _ns_values(test, logs, variant)))),
         "param_error_percent": dict(zip(names, map(float, 100 * np.abs(final / true - 1)))),
@@ -107,40 +109,43 @@ class PhaseClock:
         return elapsed
 
 
-def run_scenario(cfg, build: Callable[..., HybridTest], engine: str = "fused", compare: bool = True,
-                 progress=None, describe: Callable[[HybridTest], dict] | None = None,
-                 realtime: bool = False, test_record=None,
-                 phases: Callable[[str, float], None] | None = None) -> dict:
-    """Run the configured variant and (``compare``) ``none`` and ``oracle`` for the
-    side-by-side plots. Returns the JSON keys of ``rths-ident run`` (for the configured
-    variant), ``variants`` (metrics of each) and ``_arrays`` (what the plots need);
-    ``describe(test)`` adds scenario-specific keys.
+def run_scenario(cfg, build: Callable[..., HybridTest], options: RunOptions = RunOptions(),
+                 describe: Callable[[HybridTest], dict] | None = None) -> dict:
+    """Run the configured variant and (``options.compare``) ``none`` and ``oracle`` for
+    the side-by-side plots. Returns the JSON keys of ``rths-ident run`` (for the
+    configured variant), ``variants`` (metrics of each) and ``_arrays`` (what the plots
+    need); ``describe(test)`` adds scenario-specific keys.
 
-    ``realtime``: the configured variant runs step-wise, paced against the wall clock
-    (:class:`~rths_ident.hybrid.loop.realtime.RealTimePacer`; the comparison runs are not
-    paced); ``cfg.pad_seconds`` of the record count as start-up. ``missed_deadlines``
-    and ``latency_ms`` then come from the pacer, and ``realtime`` holds its whole report.
+    ``options.realtime``: the configured variant runs step-wise, paced against the wall
+    clock (:class:`~rths_ident.hybrid.loop.realtime.RealTimePacer`; the comparison runs
+    are not paced); ``cfg.pad_seconds`` of the record count as start-up.
+    ``missed_deadlines`` and ``latency_ms`` then come from the pacer, and ``realtime``
+    holds its whole report.
 
-    ``test_record``: a path: the configured variant's run is recorded there as it goes
-    (:mod:`rths_ident.runner.recording`), the result's JSON keys are its metrics; a run
-    that fails leaves the record with the error and ``complete = False``.
+    ``options.test_record``: the configured variant's run is recorded there as it goes
+    (:mod:`rths_ident.runner.recording`, keeping ``options.test_file``), the result's
+    JSON keys are its metrics; a run that fails leaves the record with the error and
+    ``complete = False``.
 
-    ``phases(phase, seconds)`` is called as each phase ends: building (the test, its
-    reference and the loop's arguments), compiling (what is left of the loop's
-    compilation, once for every variant, which runs on a worker thread from the start
-    of the reference), running <variant> (fused engine: the configured variant alone,
-    then ``running none + oracle`` side by side), comparing (the metrics); the seconds
-    of each are in the result's ``phase_s``.
-    ``progress(k, step_log)`` (step-wise engine) is called after every slow step of the
-    configured variant, all compilation done."""
+    Events (``options.events``): a phase event as each phase ends — building (the test,
+    its reference and the loop's arguments), compiling (what is left of the loop's
+    compilation, once for every variant, which runs on a worker thread from the start of
+    the reference), running <variant> (fused engine: the configured variant alone, then
+    ``running none + oracle`` side by side), comparing (the metrics); the seconds of each
+    are in the result's ``phase_s``. A step event after every slow step of the
+    configured variant (step-wise engine), all compilation done."""
+    engine, realtime, test_record = options.engine, options.realtime, options.test_record
     if realtime and engine != "stepwise":
         raise ParameterError("real-time pacing needs the step-wise engine (engine='stepwise')")
     start_all = _time.perf_counter()
-    clock = PhaseClock(phases)
+    clock = PhaseClock(options.phase_callback())
     test = build(cfg)
-    record = None if test_record is None else open_run_record(test_record, cfg, test, engine)
+    progress = options.step_callback(len(test.time_slow))
+    record = None if test_record is None else open_run_record(test_record, cfg, test, engine,
+                                                               test_file=options.test_file)
     with record if record is not None else contextlib.nullcontext():
-        out = _run_variants(cfg, test, engine, compare, progress, describe, record, start_all, realtime, clock)
+        out = _run_variants(cfg, test, engine, options.compare, progress, describe, record, start_all, realtime,
+                            clock)
         if record is not None:
             record.finish({k: v for k, v in out.items() if k != "_arrays"})
     return out
@@ -189,8 +194,9 @@ def _run_variants(cfg, test: HybridTest, engine: str, compare: bool, progress, d
             pacer = RealTimePacer(1.0 / cfg.slow_rate, startup_steps=int(round(cfg.pad_seconds * cfg.slow_rate)))
         recorder = (StepRecorder(record, test.time_slow, progress, test.ground_accel)
                     if main_run and record is not None else None)
+        site = test.make_site() if main_run and test.make_site is not None else None
         logs, wall = run_loop(test, engine, variant=variant, progress=progress if main_run else None,
-                              pacer=pacer if main_run else None, recorder=recorder)
+                              pacer=pacer if main_run else None, recorder=recorder, site=site)
         clock.lap(f"running {mode}")
         results[mode] = VariantResult(mode, None, logs, wall)
     if side_by_side:
@@ -241,7 +247,7 @@ def _run_variants(cfg, test: HybridTest, engine: str, compare: bool, progress, d
     out["_arrays"] = {
         "time_slow": test.time_slow,
         "time_fast": test.time_slow[0] - 1.0 / cfg.slow_rate
-        + np.arange(1, len(test.time_slow) * cfg.ratio + 1) / cfg.fast_rate,
+        + np.arange(1, len(test.time_slow) * test.samples_per_step + 1) / (cfg.slow_rate * test.samples_per_step),
         "reference_floors": reference_response,
         "reference_force": reference_force,
         "logs": {m: r.logs for m, r in results.items()},

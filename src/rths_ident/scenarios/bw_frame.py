@@ -53,16 +53,16 @@ import numpy as np
 from rths_ident.estimators.boucwen_ukf_identifier import DegradingBoucWenUKFIdentifier
 from rths_ident.hybrid.fast_side import actuator as act
 from rths_ident.hybrid.loop.model_updating import UpdateGuards
-from rths_ident.scenarios import frame_case
+from rths_ident.declaration import Field
+from rths_ident.scenarios import fields, frame_case
+from rths_ident.scenarios.kinds import kind_names
+from rths_ident.structures.integrators import native_integrator_names
 from rths_ident.hybrid.loop.assembled import HybridTest
 from rths_ident.scenarios.frame_case import ColumnUnderTest
 from rths_ident.protocols import OnlineIdentifier
 from rths_ident.models import DegradingBoucWen
 
 SCENARIO = "bw-frame"
-DESCRIPTION = "seed 001's frame with degrading Bouc-Wen columns (seed 000 Case 4, scaled), joint-UKF updating"
-#: scenario-specific command-line options (beyond the common ones); parameter_error -> initial_error
-OPTIONS = ("floor_mass", "parameter_error", "column_model", "ns", "ns_address", "integrator")
 COLUMN_MODELS = ("degrading-boucwen", "boucwen")
 #: the standard Bouc–Wen column of ``column_model="boucwen"`` (OpenSees ``BoucWen``'s twin):
 #: α, A, β [1/m], γ [1/m], n — z_u = A/(β+γ) = 1 cm
@@ -246,13 +246,37 @@ def build(cfg: BWFrameConfig) -> HybridTest:
 run_scenario = frame_case.scenario_runner(build, column_under_test)
 
 
-def config_from_options(common: dict, options: dict) -> BWFrameConfig:
-    """The configuration from the command line's common settings and this scenario's
-    options (None = the default; ``parameter_error`` is the NS's initial relative error)."""
-    given = {k: v for k, v in options.items() if v is not None}
-    if "parameter_error" in given:
-        given["initial_error"] = given.pop("parameter_error")
-    return BWFrameConfig(**{k: v for k, v in common.items() if v is not None}, **given)
+CONFIG = BWFrameConfig
+
+#: the test-file fields of a ``bw-frame`` test (units per field; rths-ident new --from bw-frame)
+FIELDS = [
+    *fields.test_fields(kind_names), *fields.record_fields(), *fields.rate_fields(),
+    *frame_case.structure_fields("floor mass (seed 001 Ch. 3)", False),
+    *fields.substructure_fields(native_integrator_names()),
+    Field("specimen.model", "column_model", "column model: degrading-boucwen (seed 000 Case 4, scaled) or boucwen "
+          "(the twin of OpenSees BoucWen: what backend opensees needs)", kind=str, choices=COLUMN_MODELS,
+          option="--column-model"),
+    Field("specimen.preset", "column_preset", "degrading Bouc–Wen preset (seed 000 [REPO])", kind=str,
+          choices=DegradingBoucWen.PRESET_NAMES),
+    Field("specimen.stiffness", "column_stiffness", "initial stiffness k_e of each column after force-similitude "
+          "scaling", unit="N/m", low=1e-9),
+    Field("specimen.substeps", "column_substeps", "backward-Euler sub-steps of the numerical and reference columns "
+          "per slow step", kind=int, low=1),
+    Field("actuator.design_drift", "design_drift", "first-storey drift the actuator is sized for", unit="m",
+          low=1e-9),
+    Field("identifier.initial_error", "initial_error", "relative error of the numerical columns' k_e, f_y0, a, b",
+          low=-0.9, high=2.0, option="--parameter-error"),
+    Field("identifier.parameter_std", "ukf_parameter_std", "joint UKF: initial std of the identified parameters, "
+          "relative to the guess", low=1e-9),
+    Field("identifier.force_std", "ukf_force_std", "joint UKF: force-measurement std (noise + model error)",
+          unit="N", low=1e-9),
+    *fields.fast_side_fields(), *fields.updating_fields(UPDATING_MODES), *fields.run_fields(),
+]
+
+
+def config_from_values(values: dict) -> BWFrameConfig:
+    """The configuration from a test file's checked values (by field target)."""
+    return BWFrameConfig(**values)
 
 
 def plot(result: dict, out_dir):

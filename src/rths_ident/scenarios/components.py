@@ -16,18 +16,17 @@ from rths_ident.datasets import resample_ground_motion
 from rths_ident.datasets.user_ground_motion import load_record
 from rths_ident.hybrid.fast_side import actuator as act
 from rths_ident.hybrid.fast_side import sensors
-from rths_ident.hybrid.fast_side.compensation import amb, damb, polynomial
-from rths_ident.hybrid.fast_side.rate_transition import ddmrt, predictor_corrector, wiener
+from rths_ident.hybrid.fast_side.compensation.registry import COMPENSATORS
+from rths_ident.hybrid.fast_side.rate_transition.registry import TRANSITIONS, TransitionSettings
 from rths_ident.scenarios.config import HybridTestConfig
 from rths_ident.protocols import OnlineIdentifier
 from rths_ident.hybrid.fast_side.fast_chunk import FastSide, Strategy, no_identifier_log
-from rths_ident.structures import AlphaOS, CentralDifference, ExplicitNewmark
+from rths_ident.structures.integrators import INTEGRATORS, native_integrator_names
 
 
-#: the native explicit integrators a scenario's NS may use (α-OS with α = −0.1, the
-#: thesis' α_OS = 0.9), by their command-line names
-NATIVE_INTEGRATORS = {"alpha-os": lambda structure: AlphaOS(structure, alpha=-0.1),
-                      "newmark-explicit": ExplicitNewmark, "central-difference": CentralDifference}
+#: the native integrators a test's NS may use, by name (from
+#: :data:`rths_ident.structures.integrators.INTEGRATORS`)
+NATIVE_INTEGRATORS = {name: INTEGRATORS[name].native for name in native_integrator_names()}
 
 
 def slow_record(cfg: HybridTestConfig):
@@ -56,43 +55,19 @@ def slow_record(cfg: HybridTestConfig):
     return t, ag
 
 
-#: seed 000's leaky-LMS constants were set for displacements in inches ([REPO]: μ = 0.01,
-#: λ = 1e-10 with u in in): the same adaptation in SI is μ = 0.01 in⁻² and λ = 1e-10 in².
-INCH = 0.0254  # m
-DDMRT_LEARNING_RATE = 0.01 / INCH**2  # 1/m² (15.5)
-DDMRT_LEAKAGE = 1e-10 * INCH**2  # m²
-
-
-def ddmrt_weights(realisation: np.ndarray) -> np.ndarray:
-    """DDMRT's Wiener predictor (seed 000 Eq. 3.5; L = 8, λ = 1e-10, N ≤ 2000, digest
-    §12.5) from an approximate realisation of the interface displacement at the slow rate."""
-    realisation = np.asarray(realisation, dtype=float)
-    n_window = int(min(2000, len(realisation) - 9))
-    return wiener.wiener_coefficients(realisation, 8, 1e-10, n_window)
-
-
 def compensation(cfg: HybridTestConfig, actuator_params) -> Strategy | None:
-    """The configured compensator (None for ``"none"``)."""
-    if cfg.compensation == "damb":
-        return Strategy(damb, damb.DAMBParams(filter_sample_rate=cfg.fast_rate))
-    if cfg.compensation == "amb":
-        return Strategy(amb, amb.AMBParams(filter_sample_rate=cfg.fast_rate))
-    if cfg.compensation == "polynomial":
-        return Strategy(polynomial, polynomial.PolynomialExtrapolationParams(delay=1.0 / actuator_params.loop_gain()))
-    return None
+    """The configured compensator (None for ``"none"``), from
+    :data:`~rths_ident.hybrid.fast_side.compensation.registry.COMPENSATORS`."""
+    parts = COMPENSATORS[cfg.compensation].strategy_parts(cfg.fast_rate, actuator_params.loop_gain())
+    return None if parts is None else Strategy(*parts)
 
 
 def transition(cfg: HybridTestConfig, realisation: Callable[[], np.ndarray]) -> Strategy:
-    """The configured rate transition; ``realisation()`` gives DDMRT's training signal
-    (only called for DDMRT)."""
-    ratio = cfg.ratio
-    if cfg.transition == "ddmrt":
-        return Strategy(ddmrt, ddmrt.DDMRTParams(weights=ddmrt_weights(realisation()), ratio=ratio,
-                                                 adaptive=cfg.ddmrt_adaptive, learning_rate=DDMRT_LEARNING_RATE,
-                                                 leakage=DDMRT_LEAKAGE))
-    arrival = int(round(cfg.arrival_fraction * ratio)) if ratio > 1 else 0
-    return Strategy(predictor_corrector, predictor_corrector.PredictorCorrectorParams(
-        ratio=ratio, arrival_tick=min(arrival, ratio - 1)))
+    """The configured rate transition, from
+    :data:`~rths_ident.hybrid.fast_side.rate_transition.registry.TRANSITIONS`;
+    ``realisation()`` gives DDMRT's training signal (only called for DDMRT)."""
+    settings = TransitionSettings(cfg.ratio, cfg.arrival_fraction, cfg.ddmrt_adaptive, realisation)
+    return Strategy(*TRANSITIONS[cfg.transition].build(settings))
 
 
 def sensor_channels(cfg: HybridTestConfig):
@@ -113,8 +88,8 @@ def fast_side(cfg: HybridTestConfig, *, specimen_model: type, specimen, actuator
     displacement, force, velocity = sensor_channels(cfg)
     return FastSide(
         fast_rate=cfg.fast_rate, ratio=cfg.ratio, transition=transition(cfg, realisation),
-        transition_predicts_ahead=cfg.transition == "ddmrt", compensation=compensation(cfg, actuator),
-        actuator_step=act.ideal_actuator_step if cfg.transfer_system == "ideal" else act.actuator_step,
+        transition_predicts_ahead=TRANSITIONS[cfg.transition].predicts_ahead, compensation=compensation(cfg, actuator),
+        actuator_step=act.TRANSFER_SYSTEMS[cfg.transfer_system].step,
         actuator=actuator, specimen_model=specimen_model, specimen=specimen, sensor_displacement=displacement,
         sensor_force=force, sensor_velocity=velocity, identifier=identifier, identifier_every=cfg.identifier_every,
         sensor_noise=cfg.sensor_noise, identifier_log=identifier_log,

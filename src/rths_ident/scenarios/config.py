@@ -14,10 +14,10 @@ import numpy as np
 
 from rths_ident.errors import ParameterError
 from rths_ident._params import plain
+from rths_ident.hybrid.fast_side.actuator import TRANSFER_SYSTEMS
+from rths_ident.hybrid.fast_side.compensation.registry import COMPENSATORS
+from rths_ident.hybrid.fast_side.rate_transition.registry import TRANSITIONS
 
-COMPENSATIONS = ("damb", "amb", "polynomial", "none")
-TRANSITIONS = ("predictor-corrector", "ddmrt")
-TRANSFER_SYSTEMS = ("carrion-spencer", "ideal")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,12 +65,10 @@ class HybridTestConfig:
             raise ParameterError(f"{self.SCENARIO} {error}") from None
         if self.updating not in self.UPDATING_MODES:
             self.bad("updating", " | ".join(self.UPDATING_MODES))
-        if self.compensation not in COMPENSATIONS:
-            self.bad("compensation", " | ".join(COMPENSATIONS))
-        if self.transition not in TRANSITIONS:
-            self.bad("transition", " | ".join(TRANSITIONS))
-        if self.transfer_system not in TRANSFER_SYSTEMS:
-            self.bad("transfer_system", " | ".join(TRANSFER_SYSTEMS))
+        for field, registry in (("compensation", COMPENSATORS), ("transition", TRANSITIONS),
+                                ("transfer_system", TRANSFER_SYSTEMS)):
+            if getattr(self, field) not in registry:
+                self.bad(field, registry.choices())
         if not (self.fast_rate > 0 and self.slow_rate > 0):
             self.bad("fast_rate", "positive rates in Hz (fast and slow)")
         ratio = self.fast_rate / self.slow_rate

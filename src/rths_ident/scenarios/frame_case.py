@@ -31,19 +31,20 @@ import numpy as np
 from rths_ident import exported_programs
 from rths_ident.hybrid.loop.assembled import HybridTest, NativeNS, native_substructure
 from rths_ident.hybrid.loop.model_updating import UpdateGuards
+from rths_ident.runner.options import RunOptions
 from rths_ident.runner.results import run_scenario as run_hybrid_test
 from rths_ident.scenarios import components, remote_ns
 from rths_ident.scenarios.components import NATIVE_INTEGRATORS
+from rths_ident.declaration import Field
 from rths_ident.scenarios.config import HybridTestConfig
 from rths_ident.protocols import OnlineIdentifier
 from rths_ident.hybrid.fast_side.fast_chunk import no_identifier_log
 from rths_ident.errors import ParameterError
 from rths_ident._params import units_of
 from rths_ident.structures import ShearBuilding, StoreyColumns, partition_column, set_column_params
-from rths_ident.structures.numerical_substructure import native_ns_step
+from rths_ident.structures.numerical_substructure import NS_BACKENDS, native_ns_step
 from rths_ident.structures.structure import with_changes
 
-NS_KINDS = ("native", "opensees", "opensees-tcp")
 
 
 
@@ -68,8 +69,8 @@ class FrameTestConfig(HybridTestConfig):
         super().__post_init__()
         if self.integrator not in NATIVE_INTEGRATORS:
             self.bad("integrator", " | ".join(NATIVE_INTEGRATORS))
-        if self.ns not in NS_KINDS:
-            self.bad("ns", " | ".join(NS_KINDS))
+        if self.ns not in NS_BACKENDS:
+            self.bad("ns", NS_BACKENDS.choices())
         if not isinstance(self.storeys, int) or self.storeys < 2:
             self.bad("storeys", "an integer ≥ 2")
         if not isinstance(self.columns_per_storey, int) or self.columns_per_storey < 2:
@@ -258,17 +259,15 @@ def opensees_frame_ns(cfg: FrameTestConfig, column: ColumnUnderTest, variant: st
 
 def scenario_runner(build: Callable[[FrameTestConfig], HybridTest],
                     column_under_test: Callable[[FrameTestConfig], ColumnUnderTest] | None = None) -> Callable:
-    """A frame scenario's ``run_scenario(cfg, engine, compare, progress, realtime, test_record)``:
-    the configured variant and (``compare``) ``none`` and ``oracle``
+    """A frame scenario's ``run_scenario(cfg, options)``: the configured variant and
+    (``options.compare``) ``none`` and ``oracle``
     (:func:`rths_ident.runner.results.run_scenario`), with the floor mass and the initial
     error in the result. With ``column_under_test`` the plots get
     ``_arrays["column_force"]`` (:func:`column_force_function`)."""
 
-    def run_scenario(cfg, engine: str = "fused", compare: bool = True, progress=None, realtime: bool = False,
-                     test_record=None, phases=None) -> dict:
+    def run_scenario(cfg, options: RunOptions = RunOptions()) -> dict:
         with remote_ns.ns_server_for(cfg) as served:  # opensees-tcp: its server lives as long as the run
-            result = run_hybrid_test(served, build, engine=engine, compare=compare, progress=progress,
-                                     realtime=realtime, test_record=test_record, phases=phases,
+            result = run_hybrid_test(served, build, options,
                                      describe=lambda test: {"floor_mass_kg": served.mass,
                                                             "initial_error": served.initial_error})
         if column_under_test is not None and "_arrays" in result:
@@ -310,3 +309,19 @@ def _reference_runner(key, run, args):
             "frame-reference", exported_programs.package_key(key), run, args, digest_arrays=(args[1],),
             compiler_options=REFERENCE_COMPILER_OPTIONS)
     return _REFERENCE_RUNNERS[key]
+
+
+def structure_fields(floor_mass_doc: str, floor_mass_optional: bool) -> list[Field]:
+    """``[structure]``: seed 001's shear frame — floors, storeys of columns, the tested
+    column, Rayleigh damping."""
+    return [
+        Field("structure.floor_mass", "floor_mass", floor_mass_doc, unit="kg", low=1e-9, optional=floor_mass_optional,
+              option="--floor-mass"),
+        Field("structure.storeys", "storeys", "storeys (floors)", kind=int, low=2),
+        Field("structure.columns_per_storey", "columns_per_storey", "columns per storey (one first-storey column is "
+              "tested, the others stay numerical)", kind=int, low=2),
+        Field("structure.tested_column", "tested_column", "which first-storey column is tested (Python index; -1: "
+              "the right-most)", kind=int),
+        Field("structure.rayleigh_zeta", "rayleigh_zeta", "Rayleigh damping ratio on modes 1–2 (the frame's C stays "
+              "whole in the numerical substructure)", low=0.0, high=0.999999),
+    ]

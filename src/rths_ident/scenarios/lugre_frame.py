@@ -53,7 +53,10 @@ from rths_ident.errors import ParameterError
 from rths_ident.estimators import lugre_identifier, lugre_ukf_identifier
 from rths_ident.hybrid.fast_side import actuator as act
 from rths_ident.hybrid.loop.model_updating import UpdateGuards
-from rths_ident.scenarios import frame_case
+from rths_ident.declaration import Field
+from rths_ident.scenarios import fields, frame_case
+from rths_ident.scenarios.kinds import kind_names
+from rths_ident.structures.integrators import native_integrator_names
 from rths_ident.hybrid.loop.assembled import HybridTest
 from rths_ident.scenarios.frame_case import ColumnUnderTest
 from rths_ident.protocols import OnlineIdentifier
@@ -74,9 +77,6 @@ INITIAL_ERRORS = {
 }
 
 SCENARIO = "lugre-frame"
-DESCRIPTION = "seed 001's steel frame, one modified-LuGre column tested, RLS (or UKF) updating of the other eight"
-#: scenario-specific command-line options (beyond the common ones)
-OPTIONS = ("floor_mass", "initial_error", "ns", "integrator")
 UPDATING_MODES = ("rls", "ukf", "none", "oracle")
 IDENTIFYING_MODES = ("rls", "ukf")
 PARAM_NAMES = ("sigma0", "Fc", "sigma3")
@@ -190,11 +190,31 @@ def build(cfg: LugreFrameConfig) -> HybridTest:
 run_scenario = frame_case.scenario_runner(build, column_under_test)
 
 
-def config_from_options(common: dict, options: dict) -> LugreFrameConfig:
-    """The configuration from the command line's common settings and this scenario's
-    options (None = the default)."""
-    given = {k: v for k, v in options.items() if v is not None}
-    return LugreFrameConfig(**{k: v for k, v in common.items() if v is not None}, **given)
+CONFIG = LugreFrameConfig
+
+#: the test-file fields of a ``lugre-frame`` test (units per field; rths-ident new --from lugre-frame)
+FIELDS = [
+    *fields.test_fields(kind_names), *fields.record_fields(), *fields.rate_fields(),
+    *frame_case.structure_fields("floor mass (leave out: seed 001 Table 4.1 for a shipped record)", True),
+    *fields.substructure_fields(native_integrator_names()),
+    Field("specimen.stiffness", "column_stiffness", "k of each column (W4×13, seed 001 Table 2.1)", unit="N/m",
+          low=1e-9),
+    Field("specimen.yield_force", "column_yield_force", "F_y = F_C of each column (Table 2.1)", unit="N", low=1e-9),
+    Field("specimen.alpha", "column_alpha", "α: σ0 = α k (the bristles' share of the stiffness)", low=1e-9,
+          high=0.999999),
+    Field("specimen.mass", "column_mass", "column mass (Table 2.1)", unit="kg", low=1e-9),
+    Field("specimen.zeta", "column_zeta", "ζ of the bristles (σ1)", low=0.0),
+    Field("specimen.xi", "column_xi", "ξ: viscous damping of the column (σ2)", low=0.0),
+    Field("identifier.initial_error", "initial_error", "the numerical columns' initial error of σ0, F_C, σ3 (seed "
+          "001 §4.3: scenario1 −10/−30/−30 %, scenario2 −30 % each)", kind=str, choices=INITIAL_ERRORS,
+          option="--initial-error"),
+    *fields.fast_side_fields(), *fields.updating_fields(UPDATING_MODES), *fields.run_fields(),
+]
+
+
+def config_from_values(values: dict) -> LugreFrameConfig:
+    """The configuration from a test file's checked values (by field target)."""
+    return LugreFrameConfig(**values)
 
 
 def plot(result: dict, out_dir):

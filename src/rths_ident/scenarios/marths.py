@@ -24,53 +24,84 @@ from pathlib import Path
 
 from rths_ident.errors import ParameterError
 from rths_ident.benchmarks.marths.record_studies import RecordStudies, parse_records, run_record_studies
-from rths_ident.benchmarks.marths.study import StudyConfig, run_study
+from rths_ident.benchmarks.marths.metrics import CONVENTIONS
+from rths_ident.benchmarks.marths.site import LAWS
+from rths_ident.benchmarks.marths.study import RECORDS, StudyConfig, run_study
+from rths_ident.declaration import Field
+from rths_ident.runner.options import RunOptions
+from rths_ident.scenarios import fields
+from rths_ident.scenarios.kinds import kind_names
 
 SCENARIO = "marths"
-DESCRIPTION = "the multi-axial RTHS benchmark (seed 004): 2×2 actuator plant, coupler, LQG or dAMB, J1–J10"
 #: the engines it runs on (its substructure is native: the fused loop)
 ENGINES = ("fused",)
-OPTIONS = ("controller", "scale", "uncertain", "convention", "batch", "threads", "dask")
-#: common settings of other scenarios that do not apply here
-NOT_APPLICABLE = ("compensation", "transition", "fast_rate", "slow_rate", "identifier_rate", "transfer_system",
-                  "updating", "ddmrt_adaptive", "record_dt", "record_units")
 
 
-def config_from_options(common: dict, options: dict) -> StudyConfig | RecordStudies:
-    """A :class:`~rths_ident.benchmarks.marths.study.StudyConfig` from the command line;
-    several records (``--record elcentro,kobe`` or ``all``): a
+def _record_list(value) -> bool:
+    """``elcentro,kobe`` or ``all`` (checked in full by ``parse_records``)."""
+    return isinstance(value, str) and ("," in value or value.strip().lower() == "all")
+
+
+CONFIG = StudyConfig
+
+#: the test-file fields of a ``marths`` study (units per field; rths-ident new --from marths)
+FIELDS = [
+    *fields.test_fields(kind_names),
+    Field("record.ground_motion", "record", "the benchmark's record: elcentro | kobe | morgan, several separated "
+          "by commas, or all", kind=str, choices=tuple(RECORDS), open_choices=_record_list, option="--record"),
+    Field("record.scale", "scale", "factor on the record (the paper's El Centro × 0.40)", low=1e-9, option="--scale"),
+    Field("record.duration", "duration", "seconds of the record to run (leave out: all of it)", unit="s", low=1e-9,
+          optional=True, option="--duration"),
+    Field("control.law", "controller", "the sample LQG, our dAMB per actuator, or a perfect transfer system",
+          kind=str, choices=LAWS, option="--controller"),
+    Field("control.saturation", "saturation_v", "the board's command saturation", unit="V", low=1e-9),
+    Field("study.uncertain", "uncertain", "random plants besides the nominal one", kind=int, low=0,
+          option="--uncertain"),
+    Field("study.batch", "batch", "runs per vmap-ed compiled call (0: one by one; the same numbers)", kind=int,
+          low=0, option="--batch"),
+    Field("study.threads", "threads", "batches computed side by side on this machine (0: one per CPU core; the "
+          "same numbers)", kind=int, low=0, option="--threads"),
+    Field("study.dask", "dask", "run the study's batches on a Dask cluster: local (2 worker processes on "
+          "127.0.0.1) or tcp://HOST:PORT of a running scheduler (the same numbers)", kind=str, optional=True,
+          option="--dask"),
+    Field("indices.convention", "convention", "J1–J10 as the paper defines them, or as the package's scorer "
+          "computes them", kind=str, choices=CONVENTIONS, option="--convention"),
+    Field("sensors.noise", "noise", "sensor noise and quantization (false: ideal sensors)", kind=bool,
+          option="--no-noise", flag=False),
+    Field("sensors.seed", "seed", "seed of the plant draws (sensor noise: seed + run)", kind=int, option="--seed"),
+    *fields.run_fields(engines=ENGINES, compare=False, realtime=False),
+]
+
+
+def config_from_values(values: dict) -> StudyConfig | RecordStudies:
+    """A :class:`~rths_ident.benchmarks.marths.study.StudyConfig` from a test file's
+    checked values; several records (``elcentro,kobe`` or ``all``): a
     :class:`~rths_ident.benchmarks.marths.record_studies.RecordStudies`."""
-    for name in NOT_APPLICABLE:
-        if common.get(name) is not None:
-            raise ParameterError(f"--{name.replace('_', '-')} does not apply to marths (it runs at 1024 Hz with "
-                                 "--controller lqg|damb|ideal)")
-    records = parse_records(common.get("record") or "elcentro")
-    values = {"duration": common.get("duration"), "noise": common.get("sensor_noise", True)}
-    if common.get("seed") is not None:
-        values["seed"] = common["seed"]
-    values.update({k: v for k, v in options.items() if v is not None})
+    values = dict(values)
+    records = parse_records(values.pop("record", None) or "elcentro")
     if len(records) > 1:
         return RecordStudies.for_records(records, **values)
     return StudyConfig(record=records[0], **values)
 
 
-def run_scenario(cfg: StudyConfig | RecordStudies, engine: str = "fused", compare: bool = True, progress=None,
-                 test_record=None, show_progress: bool = False) -> dict:
-    """The study (nominal + uncertain plants), its record at ``test_record`` (a row per
-    run as it finishes: :mod:`rths_ident.benchmarks.marths.study_record`); several
-    records: a study each, their records beside ``test_record`` (:mod:`.record_studies`);
-    ``show_progress``: a line per finished batch on stderr (runs done, elapsed, ETA).
-    ``compare`` and ``progress`` (per slow step) do not apply."""
-    if engine != "fused":
+def run_scenario(cfg: StudyConfig | RecordStudies, options: RunOptions = RunOptions()) -> dict:
+    """The study (nominal + uncertain plants), its record at ``options.test_record`` (a
+    row per run as it finishes: :mod:`rths_ident.benchmarks.marths.study_record`);
+    several records: a study each, their records beside it (:mod:`.record_studies`); a
+    runs event after each finished batch (``options.events``). ``compare`` and
+    ``realtime`` do not apply."""
+    if options.engine != "fused":
         raise ParameterError("marths runs on the fused engine only (its substructure is native)")
-    from rths_ident.benchmarks.marths.progress import StudyProgress  # noqa: PLC0415
-
+    events = options.events
     if isinstance(cfg, RecordStudies):
-        factory = (lambda record: StudyProgress(label=record)) if show_progress else None
-        result = run_record_studies(cfg, test_record=test_record, progress_factory=factory)
+        factory = None if events is None else events.runs_callback
+        result = run_record_studies(cfg, test_record=options.test_record, progress_factory=factory,
+                                    test_file=options.test_file)
     else:
-        result = run_study(cfg, test_record=test_record, progress=StudyProgress() if show_progress else None)
-    result["engine"] = engine
+        result = run_study(cfg, test_record=options.test_record,
+                           progress=None if events is None else events.runs_callback(cfg.record),
+                           test_file=options.test_file)
+    result["engine"] = options.engine
     return result
 
 

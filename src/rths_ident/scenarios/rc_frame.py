@@ -64,23 +64,22 @@ from rths_ident.hybrid.fast_side.direct_site import DirectSite
 from rths_ident.hybrid.loop.engine import run_stepwise
 from rths_ident.hybrid.loop.assembled import HybridTest, NativeNS
 from rths_ident.hybrid.loop.model_updating import UpdateGuards
+from rths_ident.runner.options import RunOptions
 from rths_ident.runner.results import run_scenario as run_hybrid_test
-from rths_ident.scenarios import components, remote_ns
+from rths_ident.declaration import Field
+from rths_ident.scenarios import components, fields, remote_ns
+from rths_ident.scenarios.kinds import kind_names
 from rths_ident.scenarios.components import NATIVE_INTEGRATORS
 from rths_ident.scenarios.config import HybridTestConfig
 from rths_ident.hybrid.fast_side.fast_chunk import null_identifier
 from rths_ident.models import DegradingBoucWen
-from rths_ident.structures.numerical_substructure import NativeSubstructure, native_ns_step
+from rths_ident.structures.numerical_substructure import NS_BACKENDS, NativeSubstructure, native_ns_step
+from rths_ident.structures.integrators import INTEGRATORS
 from rths_ident.structures.rc_frame import rc_frame_structure
 from rths_ident.structures.structure import with_changes
 
 SCENARIO = "rc-frame"
-DESCRIPTION = "seed 000 Case 4: 3-storey 2-bay RC frame (native linear or OpenSeesPy), degrading Bouc-Wen column tested"
-#: scenario-specific command-line options (beyond the common ones)
-OPTIONS = ("case", "ns", "ns_address", "ns_model", "integrator", "damping")
-NS_KINDS = ("native", "opensees", "opensees-tcp")
 NS_MODELS = ("linear", "nonlinear")
-INTEGRATORS = ("alpha-os", "newmark-explicit", "central-difference", "newmark-fixed-iter")
 FLOORS = ("floor1", "floor2", "floor3")
 
 
@@ -108,18 +107,18 @@ class RCFrameConfig(HybridTestConfig):
         super().__post_init__()
         if self.case not in DegradingBoucWen.PRESET_NAMES:
             self.bad("case", " | ".join(DegradingBoucWen.PRESET_NAMES))
-        if self.ns not in NS_KINDS:
-            self.bad("ns", " | ".join(NS_KINDS))
+        if self.ns not in NS_BACKENDS:
+            self.bad("ns", NS_BACKENDS.choices())
         if self.ns_model not in NS_MODELS:
             self.bad("ns_model", " | ".join(NS_MODELS))
         if self.damping not in ("modal", "rayleigh"):
             self.bad("damping", "modal | rayleigh")
         if self.integrator not in INTEGRATORS:
-            self.bad("integrator", " | ".join(INTEGRATORS))
+            self.bad("integrator", INTEGRATORS.choices())
         if self.ns == "native" and self.integrator not in NATIVE_INTEGRATORS:
             self.bad("integrator", "alpha-os | newmark-explicit | central-difference with the native NS "
                      "(Newmark with fixed iterations has no predictor: use --ns opensees)")
-        if self.ns in ("opensees", "opensees-tcp") and self.integrator in ("newmark-explicit", "central-difference"):
+        if NS_BACKENDS[self.ns].opensees and self.integrator in ("newmark-explicit", "central-difference"):
             self.bad("integrator", "alpha-os | newmark-fixed-iter with the OpenSees frame: explicit schemes need "
                      "mass at every DOF, and its rotations and verticals are massless (the native NS condenses them)")
         if self.ns == "native" and self.ns_model != "linear":
@@ -235,24 +234,39 @@ def describe(cfg: RCFrameConfig) -> dict:
             "record_scale": cfg.record_scale}
 
 
-def run_scenario(cfg: RCFrameConfig, engine: str = "fused", compare: bool = True, progress=None,
-                 realtime: bool = False, test_record=None, phases=None) -> dict:
-    """Run the test (an OpenSees NS needs the step-wise engine; so does ``realtime``);
-    ``test_record``: where to record it (:func:`rths_ident.runner.results.run_scenario`);
-    ``opensees-tcp`` without an address starts its server for the run and stops it
-    after, also on error."""
-    if engine == "fused" and cfg.ns != "native":
+def run_scenario(cfg: RCFrameConfig, options: RunOptions = RunOptions()) -> dict:
+    """Run the test (an OpenSees NS needs the step-wise engine; so does ``realtime``;
+    :func:`rths_ident.runner.results.run_scenario`); ``opensees-tcp`` without an address
+    starts its server for the run and stops it after, also on error."""
+    if options.engine == "fused" and cfg.ns != "native":
         raise ParameterError(f"rc-frame --ns {cfg.ns} runs in the step-wise engine only (use --engine stepwise)")
     with remote_ns.ns_server_for(cfg) as served:
-        return run_hybrid_test(served, build, engine=engine, compare=compare, progress=progress, realtime=realtime,
-                               describe=lambda test: describe(served), test_record=test_record, phases=phases)
+        return run_hybrid_test(served, build, options, describe=lambda test: describe(served))
 
 
-def config_from_options(common: dict, options: dict) -> RCFrameConfig:
-    """The configuration from the command line's common settings and this scenario's
-    options (None = the default)."""
-    merged = {k: v for k, v in {**common, **options}.items() if v is not None}
-    return RCFrameConfig(**merged)
+CONFIG = RCFrameConfig
+
+#: the test-file fields of an ``rc-frame`` test (units per field; rths-ident new --from rc-frame)
+FIELDS = [
+    *fields.test_fields(kind_names), *fields.record_fields(), *fields.rate_fields(),
+    *fields.substructure_fields(),
+    Field("substructure.model", "ns_model", "the OpenSees frame: linear (the thesis' elastic option) or nonlinear "
+          "(fiber columns, Concrete02/Steel02)", kind=str, choices=NS_MODELS, option="--ns-model"),
+    Field("substructure.damping", "damping", "5 % modal (the thesis) or rayleigh (stiffness-proportional)", kind=str,
+          choices=("modal", "rayleigh"), option="--damping"),
+    Field("substructure.newmark_iterations", "newmark_iterations", "Newton iterations per step of "
+          "newmark-fixed-iter (seed 000 §4.7.4)", kind=int, low=1),
+    Field("specimen.case", "case", "the tested column's degrading Bouc–Wen preset", kind=str,
+          choices=DegradingBoucWen.PRESET_NAMES, option="--case"),
+    Field("actuator.design_drift", "design_drift", "interface drift the actuator is sized for (stroke ±2×)",
+          unit="m", low=1e-9),
+    *fields.fast_side_fields(), *fields.updating_fields(("none",)), *fields.run_fields(),
+]
+
+
+def config_from_values(values: dict) -> RCFrameConfig:
+    """The configuration from a test file's checked values (by field target)."""
+    return RCFrameConfig(**values)
 
 
 def plot(result: dict, out_dir):

@@ -35,12 +35,14 @@ from typing import ClassVar
 import numpy as np
 
 from rths_ident.errors import ParameterError
+from rths_ident.declaration import Field
+from rths_ident.runner.options import RunOptions
 from rths_ident.scenarios import rig_case
 from rths_ident.scenarios.rig_case import RigCase, RigTestConfig
 
 SCENARIO = "rig-bridge"
-DESCRIPTION = "seed 002's 2-DOF bridge on its servo rig under base excitation (Cases 4 and 5)"
-OPTIONS = ("case", "site", "kinematics", "envelope", "rig_mode", "topology", "specimen_inertia")
+#: a rig is driven from Python, step by step
+ENGINES = ("stepwise",)
 TOPOLOGIES = ("A", "C")
 DECK_MASS, DECK_STIFFNESS, DECK_DAMPING = 0.356, 30.0, 2.5
 
@@ -87,8 +89,15 @@ class RigBridgeConfig(RigTestConfig):
             self.bad("topology", " | ".join(TOPOLOGIES))
 
 
-def config_from_options(common: dict, options: dict) -> RigBridgeConfig:
-    return rig_case.config_from_common(RigBridgeConfig, common, options)
+CONFIG = RigBridgeConfig
+
+#: the test-file fields of a ``rig-bridge`` test (units per field)
+FIELDS = rig_case.rig_fields(RigBridgeConfig.CASES, [Field("structure.topology", "topology", "spring topology of the two deck masses (seed 002 Fig. 6-7 is missing; A grounds mass 1)", kind=str, choices=TOPOLOGIES, option="--topology")])
+
+
+def config_from_values(values: dict) -> RigBridgeConfig:
+    """The configuration from a test file's checked values (by field target)."""
+    return rig_case.config_from_values(RigBridgeConfig, values)
 
 
 def make_case(cfg: RigBridgeConfig) -> RigCase:
@@ -99,13 +108,12 @@ def make_case(cfg: RigBridgeConfig) -> RigCase:
                    ground_accel=ground, dof_names=("u1", "u2"), seed002=rows)
 
 
-def run_scenario(cfg: RigBridgeConfig, engine: str = "stepwise", compare: bool = True, progress=None,
-                 test_record=None) -> dict:
+def run_scenario(cfg: RigBridgeConfig, options: RunOptions = RunOptions(engine="stepwise")) -> dict:
     """Run the case (step-wise engine only: a rig is driven from Python)."""
-    if engine != "stepwise":
-        raise ParameterError(f"{SCENARIO} runs a rig: --engine stepwise only (got {engine!r})")
+    if options.engine != "stepwise":
+        raise ParameterError(f"{SCENARIO} runs a rig: --engine stepwise only (got {options.engine!r})")
     case = make_case(cfg)
-    result = rig_case.run_rig_test(case, cfg, progress, test_record=test_record)
+    result = rig_case.run_rig_test(case, cfg, options)
     series = result["_series"]
     ref, logs = series["reference"], series["logs"]
     ours = {"max |u1| [mm]": (1e3 * float(np.max(np.abs(ref["displacement"][:, 0]))),

@@ -34,6 +34,10 @@ import numpy as np
 
 from rths_ident.errors import ParameterError
 from rths_ident.hybrid.loop.engine import LoopAborted, run_stepwise
+from rths_ident.declaration import Field
+from rths_ident.runner.options import RunOptions
+from rths_ident.scenarios import fields
+from rths_ident.scenarios.kinds import kind_names
 from rths_ident.rigs.calibration import KINEMATIC_MODELS, SEED002_FORCE_LIMIT_N, SEED002_STROKE_LIMIT_M, ServoKinematics
 from rths_ident.rigs.emulator import VirtualSpecimen
 from rths_ident.rigs.hardware_site import MODES, RigLimits, ServoRigCalibration
@@ -147,25 +151,53 @@ class RigTestConfig:
         return self.steps if self.steps is not None else self.CASE_STEPS[self.case]
 
 
-def config_from_common(config_class, common: dict, options: dict):
-    """The config from ``rths-ident run`` settings: of the common ones a rig scenario takes
-    ``duration`` (→ steps), ``slow_rate`` (→ Δt) and ``seed`` (emulator noise); any other
-    given is a clear error."""
-    unused = [name for name, value in common.items()
-              if value is not None and name not in ("duration", "slow_rate", "seed", "sensor_noise", "ddmrt_adaptive")]
-    if unused:
-        raise ParameterError(f"{config_class.SCENARIO} does not take --{unused[0].replace('_', '-')} "
-                             "(a rig scenario takes --duration, --slow-rate, --seed and its own options)")
-    kwargs = {k: v for k, v in options.items() if v is not None}
-    if common.get("slow_rate") is not None:
-        kwargs["dt"] = 1.0 / common["slow_rate"]
-    if common.get("seed") is not None:
-        kwargs["seed"] = common["seed"]
-    kwargs.setdefault("case", config_class.CASES[0])
-    if common.get("duration") is not None:
-        dt = kwargs.get("dt", 0.01)
-        kwargs["steps"] = int(round(common["duration"] / dt))
-    return config_class(**kwargs)
+def rig_fields(cases: tuple, extra: list[Field] = ()) -> list[Field]:
+    """The test-file fields of a rig test (seed 002's rig; ``cases``: the kind's cases)."""
+    return [
+        *fields.test_fields(kind_names),
+        Field("case.name", "case", "seed 002's case", kind=str, choices=cases, option="--case"),
+        Field("rates.slow", "slow_rate", "the test's rate (Δt = 1/rate; seed 002: 100 Hz)", unit="Hz", low=1.0,
+              option="--slow-rate", default=100.0),
+        Field("record.duration", "duration", "seconds to run (leave out: the case's own length)", unit="s",
+              low=1e-9, optional=True, option="--duration"),
+        *extra,
+        Field("specimen.site", "site", "the physical side: emulator (the seed 002 board emulated on a "
+              "pseudo-terminal), emulator:timed (with the servo's real pace), serial:PORT (a real board), direct "
+              "(no rig: the specimen's force computed exactly)", kind=str, choices=("emulator", "emulator:timed",
+              "direct"), open_choices=lambda v: isinstance(v, str) and v.startswith("serial:"), option="--site"),
+        Field("specimen.inertia", "specimen_inertia", "the specimen's mass M_e measured on the rig, or carried by the "
+              "numerical model (pseudo-dynamic practice)", kind=str, choices=INERTIA_MODES,
+              option="--specimen-inertia"),
+        Field("specimen.mass", "specimen_mass", "M_e of the virtual specimen (emulator, direct) and the reference "
+              "(seed 002 Table 5-4)", unit="kg", low=0.0),
+        Field("specimen.damping", "specimen_damping", "C_e (Table 5-4)", unit="N·s/m", low=0.0),
+        Field("specimen.stiffness", "specimen_stiffness", "K_e (Table 5-4)", unit="N/m", low=0.0),
+        Field("rig.kinematics", "kinematics", "servo angle from displacement: exact asin or the thesis' arc",
+              kind=str, choices=KINEMATIC_MODELS, option="--kinematics"),
+        Field("rig.mode", "rig_mode", "pseudo-dynamic (as slow as the rig needs) or real-time (paced to Δt; an "
+              "overrun aborts)", kind=str, choices=MODES, option="--rig-mode"),
+        Field("rig.envelope", "envelope", "a case whose reference exceeds the rig's limits is refused (enforce) or "
+              "run (warn; the site stops it safely)", kind=str, choices=ENVELOPE_MODES, option="--envelope"),
+        Field("rig.stroke_limit", "stroke_limit", "the rig's stroke", unit="m", low=0.0),
+        Field("rig.force_limit", "force_limit", "the rig's force", unit="N", low=0.0),
+        Field("rig.load_sign", "load_sign", "sign convention of the ground load (relative: −M ẍ_g; thesis: as "
+              "printed)", kind=str, choices=LOAD_SIGNS),
+        Field("sensors.seed", "seed", "the emulated board's noise seed", kind=int, option="--seed"),
+        *fields.run_fields(engines=("stepwise",), compare=False, realtime=False),
+    ]
+
+
+def config_from_values(config_class, values: dict):
+    """A rig config from a test file's checked values: the rate sets Δt, a duration the
+    number of steps."""
+    values = dict(values)
+    rate, duration = values.pop("slow_rate", None), values.pop("duration", None)
+    if rate is not None:
+        values["dt"] = 1.0 / rate
+    if duration is not None:
+        values["steps"] = int(round(duration / values.get("dt", 0.01)))
+    values.setdefault("case", config_class.CASES[0])
+    return config_class(**values)
 
 
 def _loads(case: RigCase, cfg: RigTestConfig, t: np.ndarray):
@@ -259,7 +291,7 @@ RIG_RECORD_UNITS = {"fast/target": "m", "fast/measured": "m", "fast/force": "N",
                     "ns/displacement": "m", "ns/velocity": "m/s", "ground_accel": "m/s^2"}
 
 
-def _open_rig_record(path, case: RigCase, cfg: RigTestConfig, steps: int):
+def _open_rig_record(path, case: RigCase, cfg: RigTestConfig, steps: int, test_file: str | None = None):
     """The crash-safe test record of a rig run (:mod:`rths_ident.records`): one row per
     slow step — target, measured displacement and force at the interface, the NS's
     displacements — so ``rths-ident fit RECORD --model linear`` identifies the specimen."""
@@ -271,6 +303,8 @@ def _open_rig_record(path, case: RigCase, cfg: RigTestConfig, steps: int):
     units["ns/displacement"] = {name: "m" for name in case.dof_names}
     units["ns/velocity"] = {name: "m/s" for name in case.dof_names}
     config = {"scenario": cfg.SCENARIO, "case": case.name, "settings": _dc.asdict(cfg), "steps": steps}
+    if test_file is not None:
+        config["test_file"] = test_file  # rths-ident run RECORD.h5 runs the test again
     # one "fast" sample per slow step: the rig is read once per step
     time_base = {"slow_rate_hz": 1.0 / cfg.dt, "fast_rate_hz": 1.0 / cfg.dt, "samples_per_step": 1,
                  "time": "steps/time[k] = t_k = k·Δt (step 0 measures the initial state, seed 002 Eq. 2-35)"}
@@ -287,7 +321,7 @@ def _record_row(step_log: dict, ground_accel: float) -> dict:
             "ground_accel": float(ground_accel)}
 
 
-def run_rig_test(case: RigCase, cfg: RigTestConfig, progress=None, test_record=None) -> dict:
+def run_rig_test(case: RigCase, cfg: RigTestConfig, options: RunOptions = RunOptions()) -> dict:
     """Stability, envelope, reference, hybrid run, comparison (module doc).
     ``test_record``: a path where the run is recorded as it goes (each slow step; an
     abort keeps the completed steps and the error)."""
@@ -336,7 +370,9 @@ def run_rig_test(case: RigCase, cfg: RigTestConfig, progress=None, test_record=N
     limits = RigLimits(stroke=cfg.stroke_limit, force=cfg.force_limit)
     numerical_time = []
 
-    record = None if test_record is None else _open_rig_record(test_record, case, cfg, steps)
+    progress = options.step_callback(steps)
+    record = (None if options.test_record is None
+              else _open_rig_record(options.test_record, case, cfg, steps, options.test_file))
 
     def timed_on_step(k, step_log):
         if record is not None:

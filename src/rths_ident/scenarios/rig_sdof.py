@@ -28,12 +28,13 @@ from typing import ClassVar
 import numpy as np
 
 from rths_ident.errors import ParameterError
+from rths_ident.runner.options import RunOptions
 from rths_ident.scenarios import rig_case
 from rths_ident.scenarios.rig_case import RigCase, RigTestConfig, first_peaks
 
 SCENARIO = "rig-sdof"
-DESCRIPTION = "seed 002's SDOF hybrid tests on its servo rig (emulated by default; --site serial:PORT for a real one)"
-OPTIONS = ("case", "site", "kinematics", "envelope", "rig_mode", "specimen_inertia")
+#: a rig is driven from Python, step by step
+ENGINES = ("stepwise",)
 
 
 def _sdof(m, c, k):
@@ -75,8 +76,15 @@ class RigSdofConfig(RigTestConfig):
     case: str = "free"
 
 
-def config_from_options(common: dict, options: dict) -> RigSdofConfig:
-    return rig_case.config_from_common(RigSdofConfig, common, options)
+CONFIG = RigSdofConfig
+
+#: the test-file fields of a ``rig-sdof`` test (units per field)
+FIELDS = rig_case.rig_fields(RigSdofConfig.CASES, ())
+
+
+def config_from_values(values: dict) -> RigSdofConfig:
+    """The configuration from a test file's checked values (by field target)."""
+    return rig_case.config_from_values(RigSdofConfig, values)
 
 
 def steady_amplitude(force_amplitude, omega, mass, damping, stiffness) -> float:
@@ -134,13 +142,12 @@ def _identify(result: dict, cfg: RigSdofConfig) -> dict | None:
             "free_k": ident.least_squares_free["k"]}
 
 
-def run_scenario(cfg: RigSdofConfig, engine: str = "stepwise", compare: bool = True, progress=None,
-                 test_record=None) -> dict:
+def run_scenario(cfg: RigSdofConfig, options: RunOptions = RunOptions(engine="stepwise")) -> dict:
     """Run the case (``engine`` must be step-wise: a rig is driven from Python)."""
-    if engine != "stepwise":
-        raise ParameterError(f"{SCENARIO} runs a rig: --engine stepwise only (got {engine!r})")
+    if options.engine != "stepwise":
+        raise ParameterError(f"{SCENARIO} runs a rig: --engine stepwise only (got {options.engine!r})")
     case = CASES[cfg.case]
-    result = rig_case.run_rig_test(case, cfg, progress, test_record=test_record)
+    result = rig_case.run_rig_test(case, cfg, options)
     ours = _ours(result, cfg)
     if cfg.case == "free":
         result["identification"] = _identify(result, cfg)

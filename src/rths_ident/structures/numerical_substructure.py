@@ -29,7 +29,7 @@ predictor): it calls the same pure functions the fused engine compiles, jitted o
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import functools
 
@@ -38,8 +38,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from rths_ident.protocols import NumericalSubstructure
+from rths_ident.registry import Registry
 
-__all__ = ["NumericalSubstructure", "NativeSubstructure", "native_ns_step"]
+__all__ = ["NumericalSubstructure", "NativeSubstructure", "native_ns_step", "NSBackend", "NS_BACKENDS"]
 
 
 def native_ns_step(integrator, interface_dofs, response: Callable | None = None):
@@ -123,3 +124,20 @@ class NativeSubstructure:
 
     def close(self) -> None:
         pass
+
+
+class NSBackend(NamedTuple):
+    """Where a test's numerical substructure is computed (one registered backend)."""
+
+    description: str
+    compiled_with_loop: bool  # True: native JAX, the fused engine can compile it with the loop
+    opensees: bool  # True: an OpenSeesPy model (needs openseespy and the system BLAS/LAPACK)
+
+
+#: numerical-substructure backends by name (test files, ``run --ns``)
+NS_BACKENDS: Registry[NSBackend] = Registry("numerical-substructure backend", {
+    "native": NSBackend("JAX, compiled with the loop (fused or step-wise engine)", True, False),
+    "opensees": NSBackend("an OpenSeesPy model in this process (step-wise engine)", False, True),
+    "opensees-tcp": NSBackend("an OpenSeesPy model in a 'rths-ident serve ns' process over the framed protocol "
+                              "(step-wise engine; the same numbers as opensees)", False, True),
+})

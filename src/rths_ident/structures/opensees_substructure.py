@@ -96,13 +96,15 @@ from typing import Callable, Sequence
 import numpy as np
 
 from rths_ident.errors import ParameterError
+from rths_ident.structures.integrators import INTEGRATORS as _REGISTERED
 from rths_ident.structures import opensees_adapter
 from rths_ident.structures.opensees_adapter import import_opensees
 
 __all__ = ["OpenSeesSubstructure", "ElementParameter", "INTEGRATORS"]
 
 #: the integrators :class:`OpenSeesSubstructure` sets up
-INTEGRATORS = ("alpha-os", "newmark-explicit", "central-difference", "newmark-fixed-iter")
+#: the integrators OpenSees runs here (names of :data:`rths_ident.structures.integrators.INTEGRATORS`)
+INTEGRATORS = tuple(name for name, entry in _REGISTERED.items() if entry.opensees)
 
 _FEEDBACK_WEIGHTINGS = ("load", "weighted")
 _REFUSED_MESSAGE = "no objects were able to identify parameter"

@@ -359,7 +359,7 @@ def chunk_summaries(cfg: StudyConfig, first: int, count: int) -> list:
 
 
 def run_study(cfg: StudyConfig, keep_histories: int = 2, executor=None, test_record=None, progress=None,
-              on_run=None) -> dict:
+              on_run=None, test_file: str | None = None) -> dict:
     """Nominal + ``cfg.uncertain`` random plants. Returns the study's result (JSON keys
     of ``rths-ident run marths`` and ``_arrays`` for the plots: the first
     ``keep_histories`` runs' histories, no other).
@@ -373,12 +373,13 @@ def run_study(cfg: StudyConfig, keep_histories: int = 2, executor=None, test_rec
     ``test_record``: a path: the study's record (:mod:`.study_record`), a row per run as
     it finishes; stopped by an exception, the record keeps the finished runs and the
     error. ``progress(done, total)`` is called after each batch or chunk (e.g.
-    :class:`~.progress.StudyProgress`); ``on_run(run, summary)`` after each run's row."""
+    a study's progress line); ``on_run(run, summary)`` after each run's row; ``test_file``:
+    the test file's text the record keeps."""
     if executor is None and cfg.dask is not None and cfg.uncertain + 1 > keep_histories:
         from rths_ident.dask_cluster import DaskExecutor  # noqa: PLC0415
 
         with DaskExecutor(cfg.dask) as cluster:
-            return run_study(cfg, keep_histories, cluster, test_record, progress, on_run)
+            return run_study(cfg, keep_histories, cluster, test_record, progress, on_run, test_file)
     start = _time.perf_counter()
     model = marths_model()
     dt = 1.0 / LOOP_RATE_HZ
@@ -391,7 +392,7 @@ def run_study(cfg: StudyConfig, keep_histories: int = 2, executor=None, test_rec
     if test_record is not None:
         from rths_ident.benchmarks.marths.study_record import StudyRecorder  # noqa: PLC0415
 
-        recorder = StudyRecorder(test_record, cfg, plants, (t, ref_interface_tk, ref_upper))
+        recorder = StudyRecorder(test_record, cfg, plants, (t, ref_interface_tk, ref_upper), test_file=test_file)
     with recorder if recorder is not None else contextlib.nullcontext():
         sink = _StudySink(len(plants), n_keep, recorder, on_run, progress)
         if executor is None:
@@ -403,8 +404,8 @@ def run_study(cfg: StudyConfig, keep_histories: int = 2, executor=None, test_rec
                     sink.add(indices, summaries, histories)
             size = max(cfg.batch, 1)
             chunks = [(s, min(size, len(plants) - s)) for s in range(n_keep, len(plants), size)]
-            for first, chunk_summaries in executor.iter_chunks(chunk_summaries, cfg, chunks):
-                sink.add(list(range(first, first + len(chunk_summaries))), chunk_summaries)
+            for first, summaries in executor.iter_chunks(chunk_summaries, cfg, chunks):
+                sink.add(list(range(first, first + len(summaries))), summaries)
         result = _study_result(cfg, model, plants, sink.ordered(), t)
         result["wall_s"] = _time.perf_counter() - start
         if recorder is not None:

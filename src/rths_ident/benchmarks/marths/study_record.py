@@ -98,9 +98,10 @@ class StudyRecorder:
 
     path: the ``.h5`` file; cfg: the :class:`~.study.StudyConfig`; plants: the study's
     plants (nominal first); references: ``(time [s], ψ at node 4 (N, 2), ψ of the upper
-    storeys (N, 4))`` of the reference frame; clock: the wall clock of the rows' time."""
+    storeys (N, 4))`` of the reference frame; clock: the wall clock of the rows' time;
+    test_file: the test file's text the record keeps."""
 
-    def __init__(self, path, cfg, plants: list, references, clock=_time.perf_counter):
+    def __init__(self, path, cfg, plants: list, references, clock=_time.perf_counter, test_file: str | None = None):
         self._clock = clock
         self._started = clock()
         self._plants = list(plants)
@@ -108,8 +109,10 @@ class StudyRecorder:
         self._recorded: set[int] = set()
         time_base = {"rows": "one row per finished run, in the order the runs finished",
                      "time": "steps/time: wall seconds since the study started, when the row was written"}
-        self.writer = TestRecordWriter.open(path, study_record_config(cfg, plants), ROW_UNITS, kind=KIND,
-                                            time_base=time_base, flush_every=1)
+        config = study_record_config(cfg, plants)
+        if test_file is not None:
+            config["test_file"] = test_file  # rths-ident run RECORD.h5 runs the study again
+        self.writer = TestRecordWriter.open(path, config, ROW_UNITS, kind=KIND, time_base=time_base, flush_every=1)
         t, interface, upper = references
         self.writer.attach("reference", {"time": t, "interface": interface, "upper": upper}, REFERENCE_UNITS)
         self.writer.event("start", f"study of {len(plants)} runs (nominal + {len(plants) - 1} random plants)")

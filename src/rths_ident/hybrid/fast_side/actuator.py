@@ -78,7 +78,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -86,6 +86,7 @@ import jax.scipy.linalg
 import numpy as np
 
 from rths_ident.errors import ParameterError
+from rths_ident.registry import Registry
 from rths_ident._params import field_range, params_dataclass
 from rths_ident.models import ElementInputs
 
@@ -886,3 +887,20 @@ class ServoHydraulicActuator:
         """A whole command record (one jitted scan); returns stacked outputs."""
         self.state, outputs = _run_jit(self.system_params, self.state, np.asarray(x_commands, dtype=float), dt)
         return self._record_and_check(outputs)
+
+
+class TransferSystem(NamedTuple):
+    """One registered transfer system: its step (:func:`actuator_step`'s shape)."""
+
+    description: str
+    step: Callable
+
+
+#: transfer systems by name (test files, ``run --transfer-system``)
+TRANSFER_SYSTEMS: Registry[TransferSystem] = Registry("transfer system", {
+    "carrion-spencer": TransferSystem(
+        "servo-hydraulic actuator with control–structure interaction (Carrion & Spencer; seed 000 Table 2.1)",
+        actuator_step),
+    "ideal": TransferSystem("a perfect transfer system: the specimen is at the command (seed 001's virtual test)",
+                            ideal_actuator_step),
+})

@@ -91,6 +91,16 @@ class HybridTest(NamedTuple):
     response_names: tuple = ("floor1", "floor2", "floor3")
     extra_metrics: Callable[[dict], dict] = lambda logs: {}  # scenario-specific metrics from the logs
     param_units: Mapping[str, str] = MappingProxyType({})  # SI unit of each identified parameter (test records)
+    # the configured run's physical side when it is not the virtual fast side (a rig):
+    # () -> Site, opened for the run and closed by it; the comparison runs stay virtual
+    make_site: Callable[[], Any] | None = None
+    # samples per slow step that site logs (a rig reads once per step); None: the fast side's ratio
+    site_samples_per_step: int | None = None
+
+    @property
+    def samples_per_step(self) -> int:
+        """Samples per slow step in the configured run's site log."""
+        return self.fast_side.ratio if self.site_samples_per_step is None else int(self.site_samples_per_step)
 
 
 def slow_step_functions(test: HybridTest) -> SlowStepFunctions:

@@ -47,7 +47,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from rths_ident import small_linalg as sl
-from rths_ident._params import array_field, check_shape, field_range, params_dataclass
+from rths_ident._params import array_field, check_shape, field_range, params_dataclass, replace
 from rths_ident.hybrid.fast_side.compensation import lowpass
 from rths_ident.hybrid.fast_side.compensation._wrapper import CompensatorWrapper
 from rths_ident.hybrid.fast_side.compensation.finite_difference import derivatives, push
@@ -155,3 +155,13 @@ class AMB(CompensatorWrapper):
     @property
     def coefficients(self) -> np.ndarray:
         return np.asarray(self.state.coefficients)
+
+
+def with_calibration_gains(theta, kappa, params: AMBParams, state):
+    """θ = [log10 Γ_0, …, log10 Γ_3, s] → (params, initial state): the adaptation gains
+    Γ_k = 10^θ_k and the initial model a(0)_k = a_src,k (s κ)^k (``kappa``: the
+    specimen's time-scale factor; rths_ident.calibration). Pure and traceable."""
+    scale = (theta[4] * kappa) ** jnp.arange(4.0)
+    a0 = jnp.asarray(SEED_000_INITIAL_COEFFICIENTS) * scale
+    params = replace(params, adaptation_gains=10.0 ** theta[:4])
+    return params, state._replace(coefficients=a0)

@@ -33,7 +33,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from rths_ident import small_linalg as sl
-from rths_ident._params import array_field, check_shape, field_range, params_dataclass
+from rths_ident._params import array_field, check_shape, field_range, params_dataclass, replace
 from rths_ident.hybrid.fast_side.compensation import lowpass
 from rths_ident.hybrid.fast_side.compensation._wrapper import CompensatorWrapper
 from rths_ident.hybrid.fast_side.compensation.finite_difference import fir_from_plant_coefficients, push
@@ -136,3 +136,15 @@ class DAMB(CompensatorWrapper):
     @property
     def fir(self) -> np.ndarray:
         return np.asarray(self.state.fir)
+
+
+def with_calibration_gains(theta, kappa, params: DAMBParams, state):
+    """θ = [log10 P_0, ρ, s] → (params, initial state): the RLS initial covariance
+    P_0 = 10^θ_0 · I (Eq. 2.44), the forgetting factor ρ (Eq. 2.43) and the initial FIR
+    from a_k = a_REPO,k (s κ)^k (``kappa``: the specimen's time-scale factor). Pure and
+    traceable."""
+    scale = (theta[2] * kappa) ** jnp.arange(4.0)
+    a = jnp.asarray(REPOSITORY_INITIAL_PLANT) * scale
+    params = replace(params, initial_covariance=10.0 ** theta[0], forgetting_factor=theta[1])
+    fir = fir_from_plant_coefficients(a, params.initial_fir_time_step)
+    return params, state._replace(fir=fir, covariance=jnp.eye(4) * 10.0 ** theta[0])

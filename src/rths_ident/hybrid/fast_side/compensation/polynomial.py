@@ -36,7 +36,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from rths_ident._params import field_range, params_dataclass
+from rths_ident._params import field_range, params_dataclass, replace
 from rths_ident.hybrid.fast_side.compensation._wrapper import CompensatorWrapper
 from rths_ident.hybrid.fast_side.compensation.finite_difference import push
 from rths_ident.hybrid.fast_side.compensation.inputs import CompensatorInputs
@@ -95,3 +95,10 @@ class PolynomialExtrapolation(CompensatorWrapper):
     Params = PolynomialExtrapolationParams
     _init = staticmethod(init)
     _step = staticmethod(step)
+
+
+def with_calibration_gains(theta, kappa, params: PolynomialExtrapolationParams, state):
+    """θ = [τ] → (params, state): the delay compensated by extrapolation [s] (``kappa``
+    unused: the compensator has no initial model). Pure and traceable."""
+    del kappa
+    return replace(params, delay=theta[0]), state

@@ -7,7 +7,7 @@ import io
 
 import pytest
 
-from rths_ident.benchmarks.marths.progress import StudyProgress
+from rths_ident.runner.terminal import StudyProgress
 
 
 class _Clock:

@@ -1,0 +1,26 @@
+"""An argument parser whose errors lead with the one line that matters: what was wrong,
+the option it probably meant, and where the options are listed — not the whole usage."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import re
+import sys
+
+__all__ = ["ArgumentParser"]
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """:class:`argparse.ArgumentParser` with one-line errors (module doc)."""
+
+    def error(self, message: str):  # noqa: D401 - argparse's hook
+        hint = ""
+        unknown = re.match(r"unrecognized arguments: (\S+)", message)
+        if unknown:
+            options = [s for action in self._actions for s in action.option_strings]
+            close = difflib.get_close_matches(unknown.group(1).split("=")[0], options, n=1, cutoff=0.6)
+            if close:
+                hint = f" (did you mean {close[0]}?)"
+        print(f"{self.prog}: error: {message}{hint}\n  (the options: {self.prog} --help)", file=sys.stderr)
+        raise SystemExit(2)

@@ -1,0 +1,81 @@
+"""The rate transitions by name: the one place ``"predictor-corrector"`` and ``"ddmrt"``
+become objects (test files, ``run --transition``).
+
+An entry builds the transition's (module, params) for a loop of ``ratio`` fast steps per
+slow step from :class:`TransitionSettings`; ``predicts_ahead`` says whether the
+transition is fed the previous target and predicts the next one (DDMRT: the NS answer
+arrives one slow step late) rather than receiving the target during the step.
+
+Add a rate transition: its module (pure ``init``/``step`` with
+:class:`~rths_ident.hybrid.fast_side.rate_transition.inputs.TransitionInputs`), one
+:data:`TRANSITIONS` line, its section in docs/hybrid/rate_transition.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, NamedTuple
+
+import numpy as np
+
+from rths_ident.hybrid.fast_side.rate_transition import ddmrt, predictor_corrector, wiener
+from rths_ident.registry import Registry
+
+__all__ = ["TransitionSettings", "Transition", "TRANSITIONS", "ddmrt_weights", "DDMRT_LEARNING_RATE",
+           "DDMRT_LEAKAGE"]
+
+#: seed 000's leaky-LMS constants were set for displacements in inches ([REPO]: μ = 0.01,
+#: λ = 1e-10 with u in in): the same adaptation in SI is μ = 0.01 in⁻² and λ = 1e-10 in².
+INCH = 0.0254  # m
+DDMRT_LEARNING_RATE = 0.01 / INCH**2  # 1/m² (15.5)
+DDMRT_LEAKAGE = 1e-10 * INCH**2  # m²
+
+
+class TransitionSettings(NamedTuple):
+    """What a transition may need of the test (SI)."""
+
+    ratio: int  # fast steps per slow step, Δt_n/Δt_e
+    arrival_fraction: float = 0.5  # predictor–corrector: the NS answer arrives after this share of Δt_n
+    ddmrt_adaptive: bool = False  # DDMRT: fixed Wiener W (LTI) or leaky-LMS W (LTV; seed 000 Eq. 3.7)
+    # DDMRT's training signal: an approximate realisation of the interface displacement at
+    # the slow rate [m] (seed 000 Eq. 3.5); only called by DDMRT
+    realisation: Callable[[], np.ndarray] | None = None
+
+
+class Transition(NamedTuple):
+    """One registered rate transition (module doc)."""
+
+    description: str
+    predicts_ahead: bool
+    build: Callable[[TransitionSettings], tuple[Any, Any]]  # settings -> (module, params)
+
+
+def ddmrt_weights(realisation: np.ndarray) -> np.ndarray:
+    """DDMRT's Wiener predictor (seed 000 Eq. 3.5; L = 8, λ = 1e-10, N ≤ 2000, digest
+    §12.5) from an approximate realisation of the interface displacement at the slow rate."""
+    realisation = np.asarray(realisation, dtype=float)
+    n_window = int(min(2000, len(realisation) - 9))
+    return wiener.wiener_coefficients(realisation, 8, 1e-10, n_window)
+
+
+def _predictor_corrector(settings: TransitionSettings):
+    ratio = settings.ratio
+    arrival = int(round(settings.arrival_fraction * ratio)) if ratio > 1 else 0
+    return predictor_corrector, predictor_corrector.PredictorCorrectorParams(
+        ratio=ratio, arrival_tick=min(arrival, ratio - 1))
+
+
+def _ddmrt(settings: TransitionSettings):
+    return ddmrt, ddmrt.DDMRTParams(weights=ddmrt_weights(settings.realisation()), ratio=settings.ratio,
+                                    adaptive=settings.ddmrt_adaptive, learning_rate=DDMRT_LEARNING_RATE,
+                                    leakage=DDMRT_LEAKAGE)
+
+
+#: name -> :class:`Transition`
+TRANSITIONS: Registry[Transition] = Registry("rate transition", {
+    "predictor-corrector": Transition(
+        "2nd-order Lagrange predictor–corrector, the target arriving during the step (OpenFresco-style)",
+        False, _predictor_corrector),
+    "ddmrt": Transition(
+        "data-driven multi-rate transition: Wiener one-step predictor + monomial interpolation (seed 000 §3.2)",
+        True, _ddmrt),
+})

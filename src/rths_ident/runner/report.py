@@ -1,0 +1,62 @@
+"""The lines ``rths-ident run`` prints for a hybrid test (a kind may print its own):
+the test, its tracking and response indices, the parameters identified (or used), the
+speed, and the pacing statistics of a paced run."""
+
+from __future__ import annotations
+
+__all__ = ["hybrid_test_report", "parameter_lines"]
+
+
+def hybrid_test_report(result: dict) -> str:
+    """The report of a frame-like hybrid test's result (module doc)."""
+    v = result["variants"]
+    mass = f", floor mass {result['floor_mass_kg'] / 1e3:g} t" if "floor_mass_kg" in result else ""
+    roof = list(next(iter(v.values()))["J4_percent"])[-1]
+    lines = [
+        f"{result['scenario']} — {result['record']}{mass}, "
+        f"{result['sim_duration_s']:.2f} s simulated, engine {result['engine']}",
+        f"  fast {result['fast_rate_hz']:g} Hz / slow {result['slow_rate_hz']:g} Hz, "
+        f"{result['compensation']} compensation, {result['transition']} transition",
+        f"  J2 (tracking) {result['J2_percent']:.3f} %   τ {result['tau_ms']:.3f} ms   "
+        f"J4 force {result['J4_force_percent']:.3f} %",
+        "  roof J4 [%]: "
+        + "   ".join(f"{m} {v[m]['J4_percent'][roof]:.3f}" for m in v),
+    ]
+    lines += parameter_lines(result)
+    lines.append(f"  wall {result['wall_s']:.2f} s → {result['realtime_factor']:.1f}× real time "
+                 f"(total with set-up, compile and comparison runs {result['total_wall_s']:.1f} s)")
+    if "realtime" in result:
+        rt = result["realtime"]
+        lat, ns = rt["latency_ms"], rt["ns_step_ms"]
+        lines.append(
+            f"  paced at {rt['slow_step_ms']:g} ms per slow step: missed deadlines {rt['missed_deadlines']} "
+            f"({rt['missed_after_startup']} after the {rt['startup_steps']}-step start-up, longest run "
+            f"{rt['longest_missed_run']}), late targets (> 0.6 Δt) {rt['late_targets']}")
+        lines.append(f"  latency per slow step p50 {lat['p50']:.3f} / p99 {lat['p99']:.3f} / max {lat['max']:.3f} ms"
+                     f"; numerical substructure p50 {ns['p50']:.3f} / p99 {ns['p99']:.3f} / max {ns['max']:.3f} ms")
+    return "\n".join(lines)
+
+
+def parameter_lines(result: dict) -> list[str]:
+    """The parameters of the configured variant: with updating, what was identified
+    (and pushed into the numerical substructure); with ``none``/``oracle``, what the
+    numerical substructure used — the identifier only watched, and says so."""
+    true_values = result["params_true"]
+    if not true_values:
+        return []
+    width = max([7] + [len(name) for name in true_values])
+    if "ns_params_final" in result and result["updating"] in ("none", "oracle"):
+        lines = [f"  numerical substructure used / true ({result['updating']}: not updated):"]
+        for name, true in true_values.items():
+            used = result["ns_params_final"][name]
+            lines.append(f"    {name:{width}s} {used:14.6g} / {true:<12.6g} error {100 * abs(used / true - 1):6.3f} %")
+        watched = ", ".join(f"{n} {result['params_final'][n]:.6g}" for n in true_values)
+        return lines + [f"  (the identifier, watching only, ended at {watched})"]
+    lines = ["  identified / true:"]
+    for name, true in true_values.items():
+        est = result["params_final"][name]
+        tc = result["convergence_time_s"][name]
+        error = result["param_error_percent"][name]
+        lines.append(f"    {name:{width}s} {est:14.6g} / {true:<12.6g} error {error:6.3f} %"
+                     f"   converged (±2 %) at {'—' if tc is None else f'{tc:.2f} s'}")
+    return lines

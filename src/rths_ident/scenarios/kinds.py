@@ -1,0 +1,164 @@
+"""The kinds of test a test file can declare, by name: the one registry that
+``rths-ident run|new|check``, ``show`` and the Python API read.
+
+A kind is a module of :mod:`rths_ident.scenarios` with:
+
+``DESCRIPTION``
+    one line about it (``rths-ident run --list``);
+``FIELDS``
+    its test-file fields (:class:`~rths_ident.declaration.Field`: table, key, unit, allowed
+    values, command-line option);
+``config_from_values(values) -> config``
+    its configuration from the checked values (by field target; targets ``run:…`` are
+    how it is run, not what it is);
+``run_scenario(config, options: RunOptions) -> dict``
+    the run (:mod:`rths_ident.runner`);
+``plot(result, out_dir) -> list[Path]``, ``report(result) -> str`` (optional)
+    its figures and its printed report;
+``ENGINES`` (optional)
+    the engines it runs on (default both).
+
+Every shipped test is a test file of one of these kinds (``scenarios/shipped/NAME.toml``);
+modules are imported when a kind is asked for, so ``rths-ident --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from importlib import resources
+from typing import Any
+
+from rths_ident.declaration import Field, TestFile, parse_test_text, read_test_file
+from rths_ident.errors import ParameterError
+from rths_ident.registry import Registry
+
+__all__ = ["TestKind", "TEST_KINDS", "SHIPPED_TESTS", "shipped_test_file", "kind_of", "config_values"]
+
+
+@dataclasses.dataclass(frozen=True)
+class TestKind:
+    """One registered kind of test (module doc)."""
+
+    #: not a pytest test class (the name starts with "Test")
+    __test__ = False
+
+    description: str
+    module_name: str
+
+    @property
+    def module(self):
+        return importlib.import_module(self.module_name)
+
+    @property
+    def fields(self) -> list[Field]:
+        """The kind's fields (with its default model, for a kind whose fields depend on one)."""
+        return self.module.FIELDS
+
+    def fields_for(self, values: dict) -> list[Field]:
+        """The kind's fields for a test whose raw values (by ``"table.key"``) are ``values``:
+        a kind whose fields depend on its model (``specimen.model``) lists that model's."""
+        depends = getattr(self.module, "fields_for", None)
+        return self.module.FIELDS if depends is None else depends(values.get("specimen.model"))
+
+    @property
+    def engines(self) -> tuple:
+        return getattr(self.module, "ENGINES", ("fused", "stepwise"))
+
+    def config(self, values: dict):
+        """The kind's configuration from checked values (``run:…`` targets left out)."""
+        return self.module.config_from_values(config_values(values))
+
+
+def config_values(values: dict) -> dict:
+    """The values that configure the test (not how it is run)."""
+    return {k: v for k, v in values.items() if not k.startswith("run:")}
+
+
+#: test kind name -> :class:`TestKind`
+TEST_KINDS: Registry[TestKind] = Registry("test kind", {
+    "lugre-frame": TestKind("seed 001's steel frame, one modified-LuGre column tested, RLS (or UKF) updating of "
+                            "the other eight", "rths_ident.scenarios.lugre_frame"),
+    "bw-frame": TestKind("seed 001's frame with degrading Bouc-Wen columns (seed 000 Case 4, scaled), joint-UKF "
+                         "updating", "rths_ident.scenarios.bw_frame"),
+    "rc-frame": TestKind("seed 000 Case 4: 3-storey 2-bay RC frame (native linear or OpenSeesPy), degrading "
+                         "Bouc-Wen column tested", "rths_ident.scenarios.rc_frame"),
+    "marths": TestKind("the multi-axial RTHS benchmark (seed 004): 2×2 actuator plant, coupler, LQG or dAMB, "
+                       "J1–J10", "rths_ident.scenarios.marths"),
+    "rig-sdof": TestKind("seed 002's SDOF hybrid tests on its servo rig (emulated by default; site serial:PORT for "
+                         "a real one)", "rths_ident.scenarios.rig_sdof"),
+    "rig-bridge": TestKind("seed 002's two-mass bridge on the servo rig (cases 4–5)",
+                           "rths_ident.scenarios.rig_bridge"),
+    "shear-frame": TestKind("your own shear frame: storeys of columns of any registered model, one first-storey "
+                            "column tested on the virtual side or a rig, joint-UKF updating of the others",
+                            "rths_ident.scenarios.shear_frame"),
+})
+
+#: the shipped tests: name -> its test file in this package (scenarios/shipped/NAME.toml)
+SHIPPED_TESTS = ("lugre-frame", "bw-frame", "rc-frame", "marths", "rig-sdof", "rig-bridge")
+
+
+def shipped_test_file(name: str) -> TestFile:
+    """The shipped test file ``name`` (a clear error listing the shipped tests)."""
+    if name not in SHIPPED_TESTS:
+        raise ParameterError(f"unknown test {name!r}: expected one of {' | '.join(SHIPPED_TESTS)} or a test file "
+                             "(FILE.toml) or a test record (FILE.h5)")
+    text = resources.files("rths_ident.scenarios").joinpath("shipped", f"{name}.toml").read_text(encoding="utf-8")
+    return parse_test_text(text, f"{name} (shipped test)")
+
+
+def kind_of(test_file: TestFile) -> tuple[str, TestKind]:
+    """(name, :class:`TestKind`) of a test file's ``[test] kind``."""
+    name = test_file.kind
+    if name is None:
+        raise ParameterError(f"{test_file.source}: no [test] kind: expected kind = one of {TEST_KINDS.choices()}")
+    if name not in TEST_KINDS:
+        where = test_file.where("test.kind")
+        raise ParameterError(f"{where}: test.kind = {name!r}: expected one of {TEST_KINDS.choices()}")
+    return name, TEST_KINDS[name]
+
+
+def load_any(target: str) -> TestFile:
+    """A shipped test's name or a test file's path → the :class:`TestFile`."""
+    if target in SHIPPED_TESTS:
+        return shipped_test_file(target)
+    return read_test_file(target)
+
+
+def kind_names() -> tuple:
+    return TEST_KINDS.names()
+
+
+def default_values(kind: TestKind, fields: list | None = None) -> dict[str, Any]:
+    """Every field's default for ``kind`` (by target): the field's own, else the
+    configuration's (None for a field the configuration does not have)."""
+    from rths_ident.declaration import MISSING  # noqa: PLC0415
+
+    config_class = getattr(kind.module, "CONFIG", None)
+    defaults = {}
+    config_fields = {f.name: f for f in dataclasses.fields(config_class)} if config_class is not None else {}
+    for field in (kind.fields if fields is None else fields):
+        if field.default is not MISSING:
+            defaults[field.target] = field.default
+        elif field.target in config_fields:
+            f = config_fields[field.target]
+            defaults[field.target] = f.default if f.default is not dataclasses.MISSING else None
+        else:
+            defaults[field.target] = None
+    return defaults
+
+
+def render_kind(name: str, values: dict | None = None, test_name: str | None = None) -> str:
+    """A commented test file of kind ``name``: every field with its doc, unit and allowed
+    values, set to ``values`` (by target) over the kind's defaults."""
+    from rths_ident.declaration import render_test_file  # noqa: PLC0415
+
+    kind = TEST_KINDS[name]
+    fields = kind.fields_for({"specimen.model": (values or {}).get("column_model")})
+    merged = default_values(kind, fields)
+    merged.update({"run:kind": name, "run:name": test_name or name, "run:description": kind.description})
+    merged.update(values or {})
+    header = (f"rths-ident test file: {test_name or name}\n{kind.description}\n\n"
+              "Run it: rths-ident run THIS_FILE.toml   (check it: rths-ident check THIS_FILE.toml)\n"
+              "Units: SI unless a field says otherwise. Leave a field out (or comment it) for its default.")
+    return render_test_file(fields, merged, header)

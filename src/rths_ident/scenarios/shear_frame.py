@@ -1,0 +1,288 @@
+"""Test kind ``shear-frame``: your own frame, declared in a test file.
+
+A shear frame of ``storeys`` floors of ``floor_mass`` with ``columns_per_storey``
+identical columns per storey, every column a model of :mod:`rths_ident.models` (any
+registered model: ``specimen.model`` and its parameters, each with its unit, in
+``[specimen]``). One first-storey column is the specimen, tested behind the physical
+side; the others are the numerical substructure (NS), whose columns start from a wrong
+guess (``identifier.initial_error`` on the identified fields) and are updated with
+what a joint UKF identifies on the specimen (``identifier.fields``), or stay as they
+are (``identifier.kind = "none"``).
+
+The physical side (``specimen.site``):
+
+* ``virtual`` — the virtual fast side: rate transition, compensation, the
+  servo-hydraulic actuator (sized for ``actuator.peak_force``, ``actuator.stroke``,
+  ``actuator.peak_velocity``), the specimen model, sensors; the identifier at the
+  identifier rate;
+* ``emulator``, ``emulator:timed``, ``serial:PORT``, ``direct`` — seed 002's servo rig
+  (:mod:`rths_ident.rigs`): the emulated board with the declared specimen model behind
+  it, a real board on a serial port, or the specimen's force computed exactly; read
+  once per slow step, the identifier on its readings (:mod:`rths_ident.rigs.loop_site`),
+  the rig's stroke and force limits (``[rig]``) and safe stop. A rig test runs on the
+  step-wise engine; its comparison runs (no updating, oracle) stay virtual.
+
+Going from the virtual test to the rig is the site line; nothing else changes: the
+structure, the record, the identifier, the hook and its guards, the reference (the
+monolithic frame with the true columns), the metrics and the record's layout.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import ClassVar
+
+import numpy as np
+
+from rths_ident.declaration import Field
+from rths_ident.errors import ParameterError
+from rths_ident.hybrid.fast_side import actuator as act
+from rths_ident.hybrid.loop.model_updating import UpdateGuards
+from rths_ident.models import ElementInputs
+from rths_ident.models.registry import MODELS
+from rths_ident.runner.options import RunOptions
+from rths_ident.scenarios import fields, frame_case
+from rths_ident.scenarios.frame_case import ColumnUnderTest, FrameTestConfig
+from rths_ident.scenarios.kinds import kind_names
+from rths_ident.structures.integrators import native_integrator_names
+
+SCENARIO = "shear-frame"
+UPDATING_MODES = ("ukf", "none", "oracle")
+IDENTIFIERS = ("ukf", "none")
+SITES = ("virtual", "emulator", "emulator:timed", "direct")
+#: the model and parameters a new shear-frame test starts from: a bench-scale bilinear
+#: column (seed 002's rig: 10 mm stroke, 16.7 N) — k [N/m], f_y [N], b [-]
+DEFAULT_MODEL = "bilinear"
+DEFAULT_PARAMS = (("k", 1540.0), ("fy", 8.0), ("b", 0.05))
+
+
+def _site_value(value) -> bool:
+    return isinstance(value, str) and value.startswith("serial:") and len(value) > len("serial:")
+
+
+@dataclasses.dataclass(frozen=True)
+class ShearFrameConfig(FrameTestConfig):
+    """A ``shear-frame`` test (SI units; module doc). ``column_params``: the columns'
+    parameters as (field, value) pairs (the model's Params fields; the rest at their
+    defaults)."""
+
+    SCENARIO: ClassVar[str] = SCENARIO
+    UPDATING_MODES: ClassVar[tuple] = UPDATING_MODES
+    IDENTIFYING_MODES: ClassVar[tuple] = ("ukf",)
+
+    floor_mass: float = 20.0  # kg per floor
+    storeys: int = 2
+    columns_per_storey: int = 3  # 2 bays
+    column_model: str = DEFAULT_MODEL
+    column_params: tuple = DEFAULT_PARAMS
+    site: str = "virtual"
+    identifier: str = "ukf"
+    identified: tuple = ("k", "fy")
+    initial_error: float = -0.3
+    ukf_parameter_std: float = 0.5
+    ukf_force_std: float = 0.05  # N
+    updating: str = "ukf"
+    update_after: float = 0.5
+    peak_force: float = 30.0  # N: the actuator's design force
+    stroke: float = 0.02  # m: the actuator's design stroke (its limit is 1.5×)
+    peak_velocity: float = 0.5  # m/s
+    rig_stroke_limit: float = 0.010  # m (seed 002's rig)
+    rig_force_limit: float = 16.67  # N (seed 002's rig)
+    rig_mode: str = "pseudo-dynamic"
+    record_scale: float = 0.1
+
+    def __post_init__(self):
+        super().__post_init__()
+        model = self.model  # an unknown model: the registry's error
+        params = dict(self.column_params)
+        names = [f.name for f in dataclasses.fields(model.Params) if f.init]
+        unknown = [n for n in params if n not in names]
+        if unknown:
+            self.bad("column_params", f"fields of {self.column_model}: {', '.join(names)}")
+        if self.site not in SITES and not _site_value(self.site):
+            self.bad("site", " | ".join(SITES) + " | serial:PORT")
+        if self.identifier not in IDENTIFIERS:
+            self.bad("identifier", " | ".join(IDENTIFIERS))
+        if self.identifier == "none" and self.updating == "ukf":
+            self.bad("updating", "none | oracle when identifier.kind = none (nothing is identified)")
+        bad = [n for n in self.identified if n not in names]
+        if bad or not self.identified:
+            self.bad("identified", f"one or more fields of {self.column_model}: {', '.join(names)}")
+        if not (-0.9 <= self.initial_error <= 2.0):
+            self.bad("initial_error", "a relative error in [-0.9, 2.0]")
+        for name in ("ukf_parameter_std", "ukf_force_std", "peak_force", "stroke", "peak_velocity",
+                     "rig_stroke_limit", "rig_force_limit"):
+            if not (np.isfinite(getattr(self, name)) and getattr(self, name) > 0):
+                self.bad(name, "a finite positive number")
+        self.column()  # the model's own checks of the parameter values
+
+    @property
+    def model(self) -> type:
+        return MODELS[self.column_model].model
+
+    def column(self):
+        """The true column's Params."""
+        return self.model.Params(**dict(self.column_params))
+
+    @property
+    def on_a_rig(self) -> bool:
+        return self.site != "virtual"
+
+
+def _model_fields(model_name: str) -> list[Field]:
+    """``[specimen]`` fields of ``model_name``'s parameters, with their units and ranges."""
+    model = MODELS[model_name].model
+    defaults = dict(DEFAULT_PARAMS) if model_name == DEFAULT_MODEL else {}
+    out = []
+    for f in dataclasses.fields(model.Params):
+        if not f.init or isinstance(f.default, (str, bool)):
+            continue
+        meta = f.metadata
+        is_int = isinstance(f.default, int)
+        unit = meta.get("unit", "")
+        low, high = meta.get("low"), meta.get("high")
+        out.append(Field(f"specimen.{f.name}", f"column:{f.name}", meta.get("doc") or f.name,
+                         unit="" if unit in ("-", None) else unit, kind=int if is_int else float,
+                         low=None if low is None or not np.isfinite(low) else low,
+                         high=None if high is None or not np.isfinite(high) else high,
+                         default=defaults.get(f.name, f.default)))
+    return out
+
+
+def fields_for(model_name: str | None) -> list[Field]:
+    """The test-file fields of a ``shear-frame`` test whose columns are ``model_name``
+    (None: the default model)."""
+    model_name = model_name or DEFAULT_MODEL
+    return [
+        *fields.test_fields(kind_names), *fields.record_fields(), *fields.rate_fields(),
+        *frame_case.structure_fields("floor mass", False),
+        *fields.substructure_fields(native_integrator_names()),
+        Field("specimen.site", "site", "the physical side: virtual (actuator + specimen model), emulator (seed "
+              "002's board emulated on a pseudo-terminal, the specimen model behind it), emulator:timed, "
+              "serial:PORT (a real board), direct (no rig: the model's force at the target)", kind=str,
+              choices=SITES, open_choices=_site_value, option="--site"),
+        Field("specimen.model", "column_model", "the columns' model (every column; one is tested)", kind=str,
+              choices=MODELS, option="--model"),
+        *_model_fields(model_name),
+        Field("identifier.kind", "identifier", "ukf: a joint UKF over the model identifies the fields below on the "
+              "specimen; none: nothing is identified", kind=str, choices=IDENTIFIERS),
+        Field("identifier.fields", "identified", "the identified fields (pushed into every numerical column)",
+              kind=list, item=str),
+        Field("identifier.initial_error", "initial_error", "relative error of the numerical columns' identified "
+              "fields at the start", low=-0.9, high=2.0, option="--initial-error"),
+        Field("identifier.parameter_std", "ukf_parameter_std", "joint UKF: initial std of the identified fields, "
+              "relative to the guess", low=1e-9),
+        Field("identifier.force_std", "ukf_force_std", "joint UKF: force-measurement std (noise + model error)",
+              unit="N", low=1e-12),
+        Field("actuator.peak_force", "peak_force", "virtual site: the actuator's design force", unit="N", low=1e-9),
+        Field("actuator.stroke", "stroke", "virtual site: the actuator's design stroke (limit 1.5×)", unit="m",
+              low=1e-9),
+        Field("actuator.peak_velocity", "peak_velocity", "virtual site: the actuator's design velocity", unit="m/s",
+              low=1e-9),
+        Field("rig.stroke_limit", "rig_stroke_limit", "rig sites: the rig's stroke", unit="m", low=1e-9),
+        Field("rig.force_limit", "rig_force_limit", "rig sites: the rig's force", unit="N", low=1e-9),
+        Field("rig.mode", "rig_mode", "rig sites: pseudo-dynamic (as slow as the rig needs) or real-time (paced to "
+              "Δt_n; an overrun aborts)", kind=str, choices=("pseudo-dynamic", "real-time")),
+        *fields.fast_side_fields(), *fields.updating_fields(UPDATING_MODES), *fields.run_fields(),
+    ]
+
+
+#: the fields with the default model (rths-ident run shear-frame --help lists these)
+FIELDS = fields_for(None)
+CONFIG = ShearFrameConfig
+
+
+def config_from_values(values: dict) -> ShearFrameConfig:
+    """The configuration from a test file's checked values: the model's parameters
+    (targets ``column:<field>``) gathered into ``column_params``."""
+    values = dict(values)
+    model_name = values.get("column_model", DEFAULT_MODEL)
+    params = dict(DEFAULT_PARAMS) if model_name == DEFAULT_MODEL else {}
+    params.update((k[len("column:"):], v) for k, v in values.items() if k.startswith("column:"))
+    values = {k: v for k, v in values.items() if not k.startswith("column:")}
+    values["column_params"] = tuple(params.items())
+    if "identified" in values:
+        values["identified"] = tuple(values["identified"])
+    return ShearFrameConfig(**values)
+
+
+def _tangent_at_rest(model: type, params, dt: float):
+    """dF/dx of ``params`` at rest [N/m] (traceable): the α-OS splitting stiffness."""
+    return model.tangent(params, model.init(params), ElementInputs(0.0, 0.0), dt)
+
+
+def column_under_test(cfg: ShearFrameConfig) -> ColumnUnderTest:
+    """The declared column, its identifier and how θ̂ enters the numerical columns."""
+    from rths_ident.estimators.joint_ukf_identifier import joint_ukf_online_identifier  # noqa: PLC0415
+    from rths_ident.hybrid.fast_side.fast_chunk import null_identifier  # noqa: PLC0415
+
+    model, true_column = cfg.model, cfg.column()
+    names = tuple(cfg.identified)
+    true_values = np.array([float(getattr(true_column, n)) for n in names])
+    guess = dataclasses.replace(true_column, **dict(zip(names, (1.0 + cfg.initial_error) * true_values)))
+    guess_values = np.array([float(getattr(guess, n)) for n in names])
+    if cfg.identifier == "ukf":
+        identifier = joint_ukf_online_identifier(model, guess, names, force_noise_std=cfg.ukf_force_std,
+                                                 parameter_std=cfg.ukf_parameter_std)
+    else:
+        identifier = null_identifier()
+        names = ()
+    dt_fast = 1.0 / cfg.fast_rate
+
+    def with_estimate(estimate):
+        return dataclasses.replace(guess, **{n: estimate[i] for i, n in enumerate(names)})
+
+    actuator = act.CarrionSpencerParams.scaled_for(peak_force=cfg.peak_force, peak_displacement=cfg.stroke,
+                                                   peak_velocity=cfg.peak_velocity, substeps=cfg.actuator_substeps)
+    guards = UpdateGuards(lower_bounds=0.25 * np.abs(guess_values[:len(names)]),
+                          upper_bounds=4.0 * np.abs(guess_values[:len(names)]), freeze_until_s=cfg.update_after)
+    return ColumnUnderTest(
+        model=model, true_column=true_column, initial_column=guess, specimen=true_column, param_names=names,
+        identifier=identifier, with_estimate=with_estimate,
+        interface_stiffness=lambda estimate: _tangent_at_rest(model, with_estimate(estimate), dt_fast),
+        guards=guards, actuator=actuator)
+
+
+def build(cfg: ShearFrameConfig):
+    """The test (:func:`rths_ident.scenarios.frame_case.build`); on a rig, its physical
+    side is the rig with the test's identifier beside it."""
+    column = column_under_test(cfg)
+    test = frame_case.build(cfg, column)
+    if not cfg.on_a_rig:
+        return test
+    return test._replace(make_site=lambda: open_rig_site(cfg, column), site_samples_per_step=1)
+
+
+def open_rig_site(cfg: ShearFrameConfig, column: ColumnUnderTest):
+    """The rig of ``cfg.site`` with the declared specimen behind it (emulator, direct),
+    as the loop's site (:class:`~rths_ident.rigs.loop_site.RigLoopSite`)."""
+    import contextlib  # noqa: PLC0415
+
+    from rths_ident.rigs.hardware_site import RigLimits  # noqa: PLC0415
+    from rths_ident.rigs.loop_site import HystereticSpecimen, RigLoopSite  # noqa: PLC0415
+    from rths_ident.rigs.site_spec import open_site  # noqa: PLC0415
+
+    dt = 1.0 / cfg.slow_rate
+    stack = contextlib.ExitStack()
+    specimen = HystereticSpecimen(column.model, column.specimen, test_dt=dt)
+    hardware = stack.enter_context(open_site(cfg.site, dt, specimen=specimen, seed=cfg.seed, mode=cfg.rig_mode,
+                                             limits=RigLimits(stroke=cfg.rig_stroke_limit, force=cfg.rig_force_limit)))
+    return RigLoopSite(hardware, column.identifier if column.param_names else None, dt, on_close=stack.close)
+
+
+def run_scenario(cfg: ShearFrameConfig, options: RunOptions = RunOptions()) -> dict:
+    """Run the test (:func:`rths_ident.runner.results.run_scenario`); on a rig, step-wise."""
+    if cfg.on_a_rig and options.engine != "stepwise":
+        raise ParameterError(f"specimen.site = {cfg.site}: a rig runs on the step-wise engine (--engine stepwise)")
+    return _runner(cfg, options)
+
+
+_runner = frame_case.scenario_runner(build, column_under_test)
+
+
+def plot(result: dict, out_dir):
+    """The figures of a run (:func:`rths_ident.runner.plots.plot_frame_test`)."""
+    from rths_ident.runner.plots import plot_frame_test  # noqa: PLC0415
+
+    labels = {n: rf"$\hat{{{n}}}/{n}$" for n in result.get("params_true", {})}
+    return plot_frame_test(result, out_dir, labels, specimen=f"first-storey column, {result.get('column_model', '')}")
