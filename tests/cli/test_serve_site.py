@@ -174,7 +174,7 @@ def test_carrion_spencer_site_over_the_simapp_dialect(tmp_path):
 @pytest.mark.parametrize(
     "specimen, message",
     [
-        ("boucwn:k=1", "unknown model 'boucwn'; valid models: boucwen, degrading-boucwen"),
+        ("boucwn:k=1", "--specimen: unknown model 'boucwn': expected one of lugre | boucwen | degrading-boucwen"),
         ("boucwen:k=2e6,alpha=0.1,A=1,beta=60,gamma=40,nn=1", "unknown field 'nn'; fields of boucwen: k, alpha, A"),
         ("boucwen:k=2e6,alpha=0.1,A=1,beta=60,gamma=40,n=x", "n='x' is not a number"),
         ("boucwen:k=2e6,alpha=0.1", "missing A, beta, gamma, n"),
@@ -199,7 +199,8 @@ def test_no_client_within_wait_is_one_line(capsys, tmp_path):
 
 
 def test_site_follows_the_clients_dof_count():
-    from rths_ident.cli.serve_site import make_site_factory, parse_specimen
+    from rths_ident.hybrid.fast_side.served_specimen import make_site_factory
+    from rths_ident.models import parse_specimen
     from rths_ident.transport.openfresco import SetupMessage
 
     model, params = parse_specimen("linear:k=1e6")

@@ -87,7 +87,7 @@ def test_serve_site_command_lines_parse():
     block = re.search(r"```console\n(.*?)```", text, flags=re.DOTALL).group(1)
     lines = [line.split() for line in block.splitlines() if line.startswith("rths-ident ")]
     assert len(lines) == 3
-    from rths_ident.cli.serve_site import parse_specimen
+    from rths_ident.models import parse_specimen
 
     for words in lines:
         args = build_parser().parse_args(words[1:])

@@ -11,15 +11,10 @@ import json
 import pathlib
 import sys
 
-import numpy as np
-
 from rths_ident.errors import ParameterError
 
 __all__ = ["add_fit_command", "run_fit", "main"]
 
-# the nested forms of the pinching model (rths_ident.estimators.offline.model_specs)
-PINCHING_FORMS = ("hysteretic", "degrading", "pinched", "full")
-MODEL_CHOICES = ("lugre", "boucwen", "degrading-boucwen", "pinching-boucwen", "bilinear", "linear", "auto")
 METHOD_CHOICES = ("ls", "nls", "bayes", "static", "logdec")
 QUANTITIES = ("time", "displacement", "force")
 
@@ -40,10 +35,10 @@ methods: ls     batch constrained least squares in the linear-in-parameters form
          bayes  posterior by NumPyro NUTS (summary and diagnostics by ArviZ)
          static (linear) K = slope of the force-displacement line of a static test
          logdec (linear) log decrement of a free-vibration test -> m, c, k (seed 002)
-models:  lugre, boucwen (A = 1 unless --free-A), degrading-boucwen, pinching-boucwen
-         (Bouc-Wen-Baber-Noori with pinching; degradation and pinching terms freed when
-         the data support them, see --form), bilinear, linear,
-         auto (fit every model with the method and rank them)
+models:  {models}
+         (docs/models/), or auto (fit every model with the method and rank them);
+         boucwen fits A = 1 unless --free-A; pinching-boucwen frees its degradation and
+         pinching terms when the data support them (see --form)
 
 NRMSE = rms(F_fit - F_meas) / (max F_meas - min F_meas) * 100 %; the report also gives
 rms(F_fit - F_meas) / rms(F_meas) * 100 %.
@@ -81,12 +76,25 @@ def _fixed_values(text: str) -> dict[str, float]:
     return out
 
 
+def _model_forms() -> tuple[str, ...]:
+    """The nested forms of the registered models that have them (``--form``)."""
+    from rths_ident.models import MODELS  # noqa: PLC0415
+
+    forms: list[str] = []
+    for entry in MODELS.values():
+        forms += [form for form in entry.fit.forms if form not in forms]
+    return tuple(forms)
+
+
 def add_fit_command(subparsers) -> argparse.ArgumentParser:
-    """Register ``fit`` on an ``argparse`` sub-parsers object (``set_defaults(func=run_fit)``)."""
+    """Register ``fit`` on an ``argparse`` sub-parsers object (``set_defaults(func=run_fit)``);
+    the model choices are the registered models (:data:`rths_ident.models.MODELS`)."""
+    from rths_ident.models import MODELS  # noqa: PLC0415
+
     parser = subparsers.add_parser(
         "fit",
         help="identify model parameters from a logged test (ls, nls, bayes)",
-        description=DESCRIPTION,
+        description=DESCRIPTION.format(models=", ".join(MODELS)),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     source = parser.add_argument_group("data")
@@ -101,7 +109,8 @@ def add_fit_command(subparsers) -> argparse.ArgumentParser:
                         help="a quasi-static record: displacement and force only (no time column needed; "
                         "--columns/--units name those two); a pseudo-time is used and rate terms held at 0")
     fitting = parser.add_argument_group("fit")
-    fitting.add_argument("--model", default="boucwen", choices=MODEL_CHOICES, help="model to fit (default boucwen)")
+    fitting.add_argument("--model", default="boucwen", choices=(*MODELS, "auto"),
+                         help="model to fit (default boucwen)")
     fitting.add_argument("--method", default="nls", choices=METHOD_CHOICES, help="fitting method (default nls)")
     fitting.add_argument("--free-A", dest="free_A", action="store_true",
                          help="Bouc–Wen: estimate A too (default A = 1 for identifiability)")
@@ -110,7 +119,7 @@ def add_fit_command(subparsers) -> argparse.ArgumentParser:
                          "sample (default: the model's); more reduce the discretisation bias on coarse records")
     fitting.add_argument("--starts", type=int, help="ls/nls: local refinements (multi-start; default 4 for ls, "
                          "2 per form for nls: the global optimum and the best other start)")
-    fitting.add_argument("--form", default="auto", choices=("auto",) + PINCHING_FORMS,
+    fitting.add_argument("--form", default="auto", choices=("auto", *_model_forms()),
                          help="pinching-boucwen: which degradation/pinching parameters are free; auto (default) "
                          "frees them when the data support it (nested BIC comparisons, docs/fitting.md)")
     fitting.add_argument("--global-generations", type=int, default=40,
@@ -164,44 +173,24 @@ def _load(args):
 
 
 def _linear_specimen(args, data):
-    """``static`` / ``logdec`` results as FitResult of the linear model."""
-    from rths_ident.estimators import offline
-    from rths_ident.estimators.offline.result import make_result
+    """``static`` / ``logdec``: :mod:`rths_ident.estimators.offline.linear_specimen`."""
+    from rths_ident.estimators.offline import fit_free_vibration, fit_static_stiffness  # noqa: PLC0415
 
-    model = offline.model_class("linear")
     if args.method == "static":
-        line = offline.static_stiffness(data.displacement, data.force)
-        fitted = line.stiffness * data.displacement + line.intercept
-        return make_result("linear", "static", model, {"m": 0.0, "c": 0.0, "k": line.stiffness}, ["k"], data,
-                           fitted, details={"intercept_N": line.intercept, "line_r_squared": line.r_squared})
+        return fit_static_stiffness(data)
     if not data.time_is_physical:
         raise ParameterError("method logdec needs a physical time column (not --dataset or --quasi-static)")
     if args.specimen_stiffness is None or not args.specimen_stiffness > 0:
         raise ParameterError("method logdec needs --specimen-stiffness K_e > 0 [N/m] (from a static test)")
-    ident = offline.identify_free_vibration(
-        data.time, data.displacement, args.specimen_stiffness + args.numerical_stiffness,
-        numerical_mass=args.numerical_mass, numerical_damping=args.numerical_damping,
-        numerical_stiffness=args.numerical_stiffness,
-    )
-    for name, value in (("mass", ident.specimen_mass), ("damping", ident.specimen_damping)):
-        if value < 0:
-            raise ParameterError(
-                f"the identified specimen {name} is negative ({value:.4g}): the free vibration gives a total "
-                f"{name} below the numerical part's; check --numerical-{name} and the record"
-            )
-    velocity = np.gradient(data.displacement, data.time, edge_order=2)
-    acceleration = np.gradient(velocity, data.time, edge_order=2)
-    fitted = ident.specimen_mass * acceleration + ident.specimen_damping * velocity + ident.specimen_stiffness * data.displacement
-    details = {k: v for k, v in vars(ident).items()}
-    return make_result("linear", "logdec", model,
-                       {"m": ident.specimen_mass, "c": ident.specimen_damping, "k": ident.specimen_stiffness},
-                       ["m", "c", "k"], data, fitted, details=details)
+    return fit_free_vibration(data, args.specimen_stiffness, numerical_mass=args.numerical_mass,
+                              numerical_damping=args.numerical_damping, numerical_stiffness=args.numerical_stiffness)
 
 
 def run_fit(args: argparse.Namespace) -> int:
     """Execute ``rths-ident fit`` (see :data:`DESCRIPTION`)."""
     from rths_ident.estimators import offline
     from rths_ident.estimators.offline.report import format_ranking, format_report, plot_fit, plot_posterior
+    from rths_ident.models import MODELS, LinearElement, name_of_model
 
     from rths_ident.output_paths import check_output_file
 
@@ -214,8 +203,9 @@ def run_fit(args: argparse.Namespace) -> int:
             check_output_file(option, path)
     if args.global_generations < 0:
         raise ParameterError(f"--global-generations must be ≥ 0 (0 skips the global stage); got {args.global_generations}")
-    if args.form != "auto" and args.model != "pinching-boucwen":
-        raise ParameterError(f"--form {args.form} applies to --model pinching-boucwen only, not to {args.model}")
+    with_forms = [name for name, entry in MODELS.items() if args.form in entry.fit.forms]
+    if args.form != "auto" and args.model not in with_forms:
+        raise ParameterError(f"--form {args.form} applies to --model {' or '.join(with_forms)} only, not to {args.model}")
     if args.form != "auto" and args.method not in ("nls", "bayes"):
         raise ParameterError(f"--form applies to the nls and bayes methods, not to {args.method}")
     data, (displacement_unit, force_unit) = _load(args)
@@ -226,8 +216,9 @@ def run_fit(args: argparse.Namespace) -> int:
 
     ranking = None
     if args.method in ("static", "logdec"):
-        if args.model != "linear":
-            raise ParameterError(f"method {args.method} identifies a linear specimen: use --model linear")
+        linear = name_of_model(LinearElement)
+        if args.model != linear:
+            raise ParameterError(f"method {args.method} identifies a linear specimen: use --model {linear}")
         result = _linear_specimen(args, data)
     else:
         options = {"seed": args.seed, "free_A": args.free_A, "progress": progress}
@@ -243,7 +234,7 @@ def run_fit(args: argparse.Namespace) -> int:
             options.update(n_starts=args.starts)
         if args.method == "nls":
             options.update(global_generations=args.global_generations)
-        if args.model == "pinching-boucwen" and args.method in ("nls", "bayes"):
+        if args.model in MODELS and MODELS[args.model].fit.forms and args.method in ("nls", "bayes"):
             options.update(form=args.form)
         if args.model == "auto":
             ranking = offline.fit_all(data, args.method, **options)

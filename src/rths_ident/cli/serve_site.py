@@ -21,71 +21,19 @@ the specimen's restoring force at the actuator's displacement at the end of the 
 (getForce), and that measured displacement (getDisp, getDaqResponse).
 
 :func:`serve_site` runs the same from Python with an ``on_command(code, frame, reply)``
-callback (the hook for a test record).
+callback (the hook for a test record). The library does the work: the specimen text is
+read by :func:`rths_ident.models.parse_specimen` (a model of
+:data:`rths_ident.models.MODELS`), the site built by
+:func:`rths_ident.hybrid.fast_side.served_specimen.make_site_factory`.
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import importlib
 import sys
 from pathlib import Path
 
 from rths_ident.errors import ParameterError
-
-#: ``--specimen`` model names -> (module of rths_ident.models, class name).
-SPECIMEN_MODELS = {
-    "boucwen": ("bouc_wen", "BoucWen"),
-    "degrading-boucwen": ("degrading_bouc_wen", "DegradingBoucWen"),
-    "pinching-boucwen": ("pinching_bouc_wen", "PinchingBoucWen"),
-    "bilinear": ("bilinear", "BilinearKinematic"),
-    "lugre": ("lugre", "ModifiedLuGre"),
-    "linear": ("linear", "LinearElement"),
-}
-TRANSFER_SYSTEMS = ("ideal", "carrion-spencer")
-
-
-def _params_fields(model) -> list[dataclasses.Field]:
-    return [f for f in dataclasses.fields(model.Params) if f.init]
-
-
-def parse_specimen(text: str):
-    """``MODEL:field=value,...`` -> ``(model class, model.Params)`` (SI values).
-
-    Raises :class:`ParameterError` (one line, listing the valid names) for an unknown
-    model or field, a value that is not a number, or a missing required field; the
-    Params' own range checks name the field and its range.
-    """
-    name, _, assignments = text.partition(":")
-    name = name.strip().lower()
-    if name not in SPECIMEN_MODELS:
-        raise ParameterError(f"--specimen: unknown model {name!r}; valid models: {', '.join(SPECIMEN_MODELS)}")
-    module_name, class_name = SPECIMEN_MODELS[name]
-    model = getattr(importlib.import_module(f"rths_ident.models.{module_name}"), class_name)
-    fields = {f.name: f for f in _params_fields(model)}
-    valid = ", ".join(fields)
-    values = {}
-    for item in filter(None, (part.strip() for part in assignments.split(","))):
-        key, sep, raw = item.partition("=")
-        key = key.strip()
-        if not sep:
-            raise ParameterError(f"--specimen {name}: {item!r} is not field=value; fields of {name}: {valid}")
-        if key not in fields:
-            raise ParameterError(f"--specimen {name}: unknown field {key!r}; fields of {name}: {valid}")
-        default = fields[key].default
-        try:
-            values[key] = int(raw) if isinstance(default, int) and not isinstance(default, bool) else float(raw)
-        except ValueError:
-            kind = "an integer" if isinstance(default, int) else "a number"
-            raise ParameterError(f"--specimen {name}: {key}={raw.strip()!r} is not {kind} (SI units)") from None
-    missing = [f.name for f in fields.values()
-               if f.name not in values and f.default is dataclasses.MISSING
-               and f.default_factory is dataclasses.MISSING]
-    if missing:
-        raise ParameterError(f"--specimen {name}: missing {', '.join(missing)}; fields of {name}: {valid}")
-    return model, model.Params(**values)
-
 
 def _parse_scaled_for(text: str | None):
     if text is None:
@@ -101,51 +49,20 @@ def _parse_scaled_for(text: str | None):
     return numbers
 
 
-def make_site_factory(model, params, transfer_system: str = "ideal", *, actuator=None,
-                      fast_rate: float | None = None):
-    """``site(setup) -> ElementSite`` for :class:`~rths_ident.transport.openfresco.ElementServer`:
-    a site with as many basic DOFs (1 or 2) as the client controls."""
-    from rths_ident.transport.openfresco import ModelElementSite, OpenFrescoProtocolError  # noqa: PLC0415
-
-    if transfer_system not in TRANSFER_SYSTEMS:
-        raise ParameterError(f"--transfer-system: expected one of {', '.join(TRANSFER_SYSTEMS)}, "
-                             f"got {transfer_system!r}")
-
-    def site_for(setup):
-        n = setup.ctrl_disp
-        if n not in (1, 2):
-            raise OpenFrescoProtocolError(
-                f"serve site has a 1-D specimen: the client must control 1 displacement (one node) or 2 "
-                f"(two nodes, -dof 1 -dof 1); its setup says {n} (ints {list(setup)})")
-        if transfer_system == "ideal":
-            return ModelElementSite(model, params, n_basic=n)
-        from rths_ident.hybrid.fast_side.actuator_element_site import (  # noqa: PLC0415
-            DEFAULT_FAST_RATE,
-            ActuatorElementSite,
-        )
-
-        return ActuatorElementSite(model, params, actuator, n_basic=n,
-                                   fast_rate=DEFAULT_FAST_RATE if fast_rate is None else fast_rate)
-
-    return site_for
-
-
 def serve_site(args: argparse.Namespace, on_command=None) -> int:
     """Run ``serve site`` with parsed ``args``; ``on_command(code, frame, reply)`` is
     called after every command served."""
+    from rths_ident.hybrid.fast_side.actuator import CarrionSpencerParams  # noqa: PLC0415
+    from rths_ident.hybrid.fast_side.served_specimen import make_site_factory  # noqa: PLC0415
+    from rths_ident.models import parse_specimen  # noqa: PLC0415
+    from rths_ident.records.served import ELEMENT_SITE_UNITS, RecordingElementSite  # noqa: PLC0415
     from rths_ident.transport.openfresco import COMMAND_NAMES, ElementServer, OpenFrescoProtocolError  # noqa: PLC0415
 
-    from rths_ident.records.served import ELEMENT_SITE_UNITS, RecordingElementSite  # noqa: PLC0415
-
-    model, params = parse_specimen(args.specimen)
+    model, params = parse_specimen(args.specimen, source="--specimen")
     if args.data_size < 0:
         raise ParameterError(f"--data-size must be >= 0 (0 accepts the client's); got {args.data_size}")
-    actuator = None
-    if args.transfer_system == "carrion-spencer":
-        from rths_ident.hybrid.fast_side.actuator import CarrionSpencerParams  # noqa: PLC0415
-
-        scaled = _parse_scaled_for(args.actuator_scaled_for)
-        actuator = CarrionSpencerParams.table_2_1() if scaled is None else CarrionSpencerParams.scaled_for(*scaled)
+    scaled = _parse_scaled_for(args.actuator_scaled_for) if args.transfer_system == "carrion-spencer" else None
+    actuator = None if scaled is None else CarrionSpencerParams.scaled_for(*scaled)
     site_for = make_site_factory(model, params, args.transfer_system, actuator=actuator, fast_rate=args.fast_rate)
 
     records, recorded = _records(args), []
@@ -205,9 +122,12 @@ def add_serve_site_parser(serve_subparsers: argparse._SubParsersAction) -> None:
         "site", help="serve a virtual specimen to an OpenFresco client (genericClient, expElement -server)",
         description=__doc__.split("\n\n")[2], formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--port", type=int, required=True, help="TCP port (0: the system picks one, printed)")
+    from rths_ident.hybrid.fast_side.served_specimen import TRANSFER_SYSTEMS  # noqa: PLC0415
+    from rths_ident.models import MODELS  # noqa: PLC0415
+
     parser.add_argument("--specimen", required=True, metavar="MODEL:field=value,...",
                         help=f"specimen model and its Params in SI, e.g. boucwen:k=2e6,alpha=0.1,A=1,beta=60,"
-                             f"gamma=40,n=1; models: {', '.join(SPECIMEN_MODELS)}")
+                             f"gamma=40,n=1; models: {', '.join(MODELS)}")
     parser.add_argument("--transfer-system", choices=TRANSFER_SYSTEMS, default="ideal",
                         help="ideal (the specimen is at the trial displacement) or carrion-spencer (a virtual "
                              "servo-hydraulic actuator with control-structure interaction)")

@@ -9,6 +9,11 @@ CONTRIBUTING.md, "Hysteretic element models").
 | :class:`PinchingBoucWen` | Baber & Noori 1986, Foliente 1995 (BWBN) | α k x + (1−α) k z, pinched ż |
 | :class:`BilinearKinematic` | seed 001 Eq. 2.2 (= OpenSees Steel01, a_i = 0) | return map |
 | :class:`LinearElement` | m–c–k | c ẋ + k x (inertia m ẍ separate) |
+
+:data:`MODELS` (:mod:`.registry`) maps the names a user writes (``lugre``, ``boucwen``,
+``degrading-boucwen``, ``pinching-boucwen``, ``bilinear``, ``linear``) to these classes
+and what goes with each: its docs page, offline fit specification, linear-in-parameters
+form and OpenSees twin (:class:`ModelEntry`).
 """
 
 from rths_ident._params import ParameterError
@@ -33,6 +38,8 @@ from rths_ident.models.pinching_bouc_wen import (
     PinchingBoucWenParams,
     PinchingBoucWenState,
 )
+from rths_ident.models.registry import MODELS, ModelEntry, entry_of, name_of_model, opensees_twin_of, opensees_twins
+from rths_ident.models.specimen_text import parse_specimen
 
 __all__ = [
     "ElementInputs",
@@ -59,4 +66,11 @@ __all__ = [
     "LinearElement",
     "LinearParams",
     "LinearState",
+    "MODELS",
+    "ModelEntry",
+    "entry_of",
+    "name_of_model",
+    "opensees_twin_of",
+    "opensees_twins",
+    "parse_specimen",
 ]

@@ -51,6 +51,7 @@ __all__ = [
     "tangent_from_step",
     "velocity_from_displacement",
     "direction_of_motion",
+    "scan_force",
 ]
 
 
@@ -124,6 +125,18 @@ def _check_history(displacement) -> np.ndarray:
     if not np.all(np.isfinite(x)):
         raise ValueError("displacement must be finite (found NaN or inf)")
     return x
+
+
+def scan_force(model_cls: type, params, displacement, velocity, dt):
+    """Restoring force history [N] of ``model_cls`` with ``params`` from its virgin state:
+    ``Model.step`` scanned over ``ElementInputs(displacement, velocity)`` (pure,
+    traceable: usable inside ``jit``, ``grad``, ``vmap`` and the fitters)."""
+
+    def body(state, inputs):
+        return model_cls.step(params, state, inputs, dt)
+
+    _, force = jax.lax.scan(body, model_cls.init(params), ElementInputs(displacement, velocity))
+    return force
 
 
 @functools.lru_cache(maxsize=None)

@@ -45,10 +45,21 @@ from rths_ident.models.base import (
     HystereticModel,
     direction_of_motion,
     is_concrete,
+    scan_force,
     tangent_from_step,
 )
+from rths_ident.models.entry import ModelEntry
+from rths_ident.models.fit_specification import (
+    FitContext,
+    FitParameters,
+    FreeParameter,
+    LinearInParameters,
+    ModelFit,
+    SeparableProblem,
+)
+from rths_ident.models.opensees_twin import OpenSeesTwin
 
-__all__ = ["BoucWenParams", "BoucWenState", "BoucWen"]
+__all__ = ["BoucWenParams", "BoucWenState", "BoucWen", "ENTRY", "gamma_from_ratio", "ratio_from_gamma"]
 
 
 @params_dataclass(static=("substeps",))
@@ -170,3 +181,87 @@ class BoucWen(HystereticModel):
     def zdot_theta(params: BoucWenParams):
         """[A, β, γ], the coefficients of :meth:`zdot_regressor`."""
         return jnp.array([params.A, params.beta, params.gamma])
+
+
+# -- offline fit (data for rths_ident.estimators.offline) -----------------------------
+
+
+def gamma_from_ratio(values: dict) -> dict:
+    """Fit coordinates → fields: γ = (γ/β)·β (traceable)."""
+    values = dict(values)
+    values["gamma"] = values.pop("gamma_over_beta") * values["beta"]
+    return values
+
+
+def ratio_from_gamma(fields: dict) -> dict:
+    """Fields → fit coordinates: γ/β."""
+    coordinates = dict(fields)
+    coordinates["gamma_over_beta"] = fields["gamma"] / fields["beta"]
+    return coordinates
+
+
+def _fit_parameters(context: FitContext) -> FitParameters:
+    """k, α, β, γ/β, n; A = 1 is held unless ``free_A``: A, β, γ and k(1−α) are not
+    separately identifiable from a force history (z can be rescaled), so with A free
+    expect large correlations in the result. Starts: post-yield ratio 5 %, ultimate
+    hysteretic force ≈ 0.7 F_s, so z_u = 0.7/k0."""
+    k0 = context.initial_stiffness
+    z_u = 0.7 / k0
+    free = [
+        FreeParameter("k", 0.05, 2000.0, k0),
+        FreeParameter("alpha", 0.0, 0.95, 0.05, log=False),
+        FreeParameter("beta", 1e-3, 1e5, 0.5 / z_u),
+        FreeParameter("gamma_over_beta", -0.9, 1.0, 0.5, log=False),
+        FreeParameter("n", 1.0, 6.0, 1.5, log=False),
+    ]
+    if context.free_A:
+        free.append(FreeParameter("A", 0.1, 10.0, 1.0))
+    return FitParameters(tuple(free), {} if context.free_A else {"A": 1.0})
+
+
+def _separable(free: dict, held: dict, config: dict, time_is_physical: bool) -> SeparableProblem:
+    """F = αk x + (1−α)k z: the two stiffness shares are linear once β, γ/β, n (and A)
+    fix z, computed by :meth:`BoucWen.step` with k = 1, α = 0 (then F = z)."""
+    if "k" in held or "alpha" in held:
+        raise ParameterError("method 'ls' estimates k and alpha together (linear part); to fix them use 'nls'")
+    outer = tuple(p for p in free.values() if p.name in ("beta", "gamma_over_beta", "n", "A"))
+
+    def shape(s):
+        def value(key):
+            return s[key] if key in s else held[key]
+
+        return dict(A=value("A"), beta=s["beta"], gamma=s["gamma_over_beta"] * s["beta"], n=value("n"))
+
+    def regressors(s, record):
+        x, v, _, _, dt = record
+        unit = BoucWenParams(k=1.0, alpha=0.0, **shape(s), **config)
+        return jnp.stack([x, scan_force(BoucWen, unit, x, v, dt)], axis=1)
+
+    def to_fields(s, theta):
+        k = theta[0] + theta[1]
+        return dict(k=k, alpha=theta[0] / k, **shape(s))
+
+    return SeparableProblem(outer, ("alpha_k", "one_minus_alpha_k"), np.zeros(2), np.full(2, np.inf),
+                            regressors, to_fields)
+
+
+def _opensees_arguments(p: BoucWenParams) -> tuple:
+    # uniaxialMaterial BoucWen tag alpha ko n gamma beta Ao deltaA deltaNu deltaEta
+    return (p.alpha, p.k, p.n, p.gamma, p.beta, p.A, 0.0, 0.0, 0.0)
+
+
+#: the registry entry (:data:`rths_ident.models.registry.MODELS` ``["boucwen"]``)
+ENTRY = ModelEntry(
+    model=BoucWen,
+    doc="docs/models/bouc_wen.md",
+    fit=ModelFit(_fit_parameters, gamma_from_ratio, ratio_from_gamma),
+    linear_in_parameters=LinearInParameters(
+        _separable, linear="αk, (1−α)k: F = αk x + (1−α)k z", searched="β, γ/β, n (A = 1), which fix z",
+        holds_fixed=True),
+    opensees_twin=OpenSeesTwin(
+        "BoucWen", _opensees_arguments,
+        updatable={"k": "ko", "alpha": "alpha", "n": "n", "gamma": "gamma", "beta": "beta", "A": "Ao"},
+        exact_with={"substeps": 1}),
+    example=BoucWenParams(k=2.0e6, alpha=0.1, A=1.0, beta=60.0, gamma=40.0, n=1.0),  # z_u = 1 cm
+    example_peak_displacement=0.03,
+)

@@ -61,8 +61,10 @@ from rths_ident.models.base import (
     is_concrete,
     tangent_from_step,
 )
+from rths_ident.models.entry import ModelEntry
+from rths_ident.models.fit_specification import FitContext, FitParameters, FreeParameter, ModelFit
 
-__all__ = ["DegradingBoucWenParams", "DegradingBoucWenState", "DegradingBoucWen"]
+__all__ = ["DegradingBoucWenParams", "DegradingBoucWenState", "DegradingBoucWen", "ENTRY"]
 
 INCH = 0.0254  # m
 KIP = 4448.2216152605  # N
@@ -265,3 +267,45 @@ class DegradingBoucWen(HystereticModel):
     def preset(cls, name: str, units: str = "kip-in", substeps: int = 1) -> "DegradingBoucWen":
         """Model with the parameters of :meth:`preset_params`."""
         return cls(cls.preset_params(name, units=units, substeps=substeps))
+
+
+# -- offline fit (data for rths_ident.estimators.offline) -----------------------------
+
+
+def _eta2_from_eta1(values: dict) -> dict:
+    values = dict(values)
+    values["eta2"] = 1.0 - values["eta1"]
+    return values
+
+
+def _fit_parameters(context: FitContext) -> FitParameters:
+    """η₁ + η₂ = 1 is held (as in the companion repository) because f_y0 and η₁ + η₂
+    only enter as f_y0·(η₁+η₂)^(−1/N); c_e = m_e = 0 when the time axis is not physical.
+    The floors (min_strength_ratio, min_stiffness_ratio) keep their defaults."""
+    k0 = context.initial_stiffness
+    free = [
+        FreeParameter("k_e", 0.05, 2000.0, k0),
+        FreeParameter("alpha_sv", 0.0, 0.95, 0.1, log=False),
+        FreeParameter("f_y0", 0.01, 5.0, 0.6),
+        FreeParameter("N", 1.0, 20.0, 2.0, log=False),
+        FreeParameter("eta1", 0.0, 5.0, 0.5, log=False),
+        FreeParameter("stiffness_degradation", 0.0, 3.0, 0.01, log=False),
+        FreeParameter("strength_degradation", 0.0, 3.0, 0.01, log=False),
+        FreeParameter("k_h", 0.0, 5.0, 0.0, log=False),
+    ]
+    held = {}
+    if context.time_is_physical:
+        free += [FreeParameter("c_e", 0.0, 50.0, 0.01, log=False), FreeParameter("m_e", 0.0, 50.0, 0.01, log=False)]
+    else:
+        held = {"c_e": 0.0, "m_e": 0.0}
+    return FitParameters(tuple(free), held)
+
+
+#: the registry entry (:data:`rths_ident.models.registry.MODELS` ``["degrading-boucwen"]``)
+ENTRY = ModelEntry(
+    model=DegradingBoucWen,
+    doc="docs/models/degrading_bouc_wen.md",
+    fit=ModelFit(_fit_parameters, _eta2_from_eta1),
+    example=DegradingBoucWen.preset_params("case4", units="SI"),  # seed 000 Case 4, x_y = 0.2 in
+    example_peak_displacement=0.015,
+)

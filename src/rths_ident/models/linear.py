@@ -18,8 +18,18 @@ import numpy as np
 
 from rths_ident._params import field_range, params_dataclass
 from rths_ident.models.base import ElementInputs, HystereticModel
+from rths_ident.models.entry import ModelEntry
+from rths_ident.models.fit_specification import (
+    FitContext,
+    FitParameters,
+    FreeParameter,
+    LinearInParameters,
+    ModelFit,
+    SeparableProblem,
+)
+from rths_ident.models.opensees_twin import OpenSeesTwin
 
-__all__ = ["LinearParams", "LinearState", "LinearElement"]
+__all__ = ["LinearParams", "LinearState", "LinearElement", "ENTRY"]
 
 
 @params_dataclass
@@ -82,3 +92,50 @@ class LinearElement(HystereticModel):
         x = np.asarray(displacement, dtype=float)
         a = np.gradient(np.gradient(x, dt, edge_order=2), dt, edge_order=2)
         return self.force_history(x, dt=dt) + np.asarray(self.inertia_force(self.params, a))
+
+
+# -- offline fit (data for rths_ident.estimators.offline) -----------------------------
+
+
+def _fit_parameters(context: FitContext) -> FitParameters:
+    """k; with a physical time also c and m. Without one m = c = 0 (k is then the
+    static stiffness)."""
+    free = [FreeParameter("k", 1e-3, 1e4, max(context.initial_stiffness, 1e-3))]
+    held = {}
+    if context.time_is_physical:
+        free += [FreeParameter("c", 0.0, 50.0, 0.01, log=False), FreeParameter("m", 0.0, 50.0, 0.01, log=False)]
+    else:
+        held = {"c": 0.0, "m": 0.0}
+    return FitParameters(tuple(free), held)
+
+
+def _separable(free: dict, held: dict, config: dict, time_is_physical: bool) -> SeparableProblem:
+    """F = k x + c ẋ + m ẍ: every free parameter is linear (one exact solve)."""
+    names = tuple(free)
+
+    def regressors(s, record):
+        x, v, a, _, _ = record
+        columns = {"k": x, "c": v, "m": a}
+        return jnp.stack([columns[n] for n in names], axis=1)
+
+    def to_fields(s, theta):
+        fields = dict(held)
+        fields.update(zip(names, theta))
+        return fields
+
+    lower = np.array([free[n].low for n in names])
+    upper = np.array([free[n].high for n in names])
+    return SeparableProblem((), names, lower, upper, regressors, to_fields)
+
+
+#: the registry entry (:data:`rths_ident.models.registry.MODELS` ``["linear"]``)
+ENTRY = ModelEntry(
+    model=LinearElement,
+    doc="docs/models/linear.md",
+    fit=ModelFit(_fit_parameters),
+    linear_in_parameters=LinearInParameters(_separable, linear="k (+ c, m with a physical time): F = k x + c ẋ + m ẍ"),
+    # uniaxialMaterial Elastic tag E eta: force E·x + eta·ẋ = step's c ẋ + k x (m ẍ is separate)
+    opensees_twin=OpenSeesTwin("Elastic", lambda p: (p.k, p.c), updatable={"k": "E", "c": "eta"}),
+    example=LinearParams(m=3.0, c=40.0, k=5.0e4),
+    example_peak_displacement=0.01,
+)

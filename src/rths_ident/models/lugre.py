@@ -28,6 +28,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from rths_ident._params import field_range, params_dataclass
 from rths_ident.models.base import (
@@ -35,10 +36,20 @@ from rths_ident.models.base import (
     HystereticModel,
     check_scalar as _check_scalar,
     direction_of_motion,
+    scan_force,
     tangent_from_step,
 )
+from rths_ident.models.entry import ModelEntry
+from rths_ident.models.fit_specification import (
+    FitContext,
+    FitParameters,
+    FreeParameter,
+    LinearInParameters,
+    ModelFit,
+    SeparableProblem,
+)
 
-__all__ = ["LuGreParams", "LuGreState", "ModifiedLuGre"]
+__all__ = ["LuGreParams", "LuGreState", "ModifiedLuGre", "ENTRY"]
 
 
 @params_dataclass
@@ -205,3 +216,64 @@ class ModifiedLuGre(HystereticModel):
         k = 12.0 * E * I / L**3
         Fy = 2.0 * fy * Sx / L
         return cls.from_physical(k, Fy, alpha=alpha, m=m, zeta=zeta, xi=xi)
+
+
+# -- offline fit (data for rths_ident.estimators.offline) -----------------------------
+
+
+def _fit_parameters(context: FitContext) -> FitParameters:
+    """σ1 = 0 always, and σ2 = 0 when the time axis is not physical (quasi-static test):
+    they multiply velocities, which a pseudo-time makes meaningless; with σ1 = σ2 = 0 the
+    model is rate-independent (Dahl model with linear hardening, seed 001 Eq. 2.10). With
+    a physical time σ2 (viscous damping) is fitted; σ1 only damps the z equation
+    numerically (seed 001 §2.4) and is not identifiable from a smooth test."""
+    k0 = context.initial_stiffness
+    free = [
+        FreeParameter("sigma0", 0.05, 2000.0, k0),
+        FreeParameter("Fc", 0.01, 5.0, 0.7),
+        FreeParameter("sigma3", 0.0, 50.0, 0.05 * k0, log=False),
+    ]
+    held = {"sigma1": 0.0}
+    if context.time_is_physical:
+        free.append(FreeParameter("sigma2", 0.0, 5.0, 0.01, log=False))
+    else:
+        held["sigma2"] = 0.0
+    return FitParameters(tuple(free), held)
+
+
+def _separable(free: dict, held: dict, config: dict, time_is_physical: bool) -> SeparableProblem:
+    """F = σ0 z + σ3 x (+ σ2 ẋ) with σ1 = 0 (seed 001 Eq. 4.2): z depends on the ratio
+    σ0/F_C alone (Eq. 2.10), computed by :meth:`ModifiedLuGre.step` with σ0 = 1,
+    F_C = 1/ratio, σ1 = σ2 = σ3 = 0 (then F = z); F_C = σ0/ratio."""
+    s0, fc = free["sigma0"], free["Fc"]
+    outer = (FreeParameter("ratio", s0.low / fc.high, s0.high / fc.low, s0.start / fc.start),)
+    names = ("sigma0", "sigma3") + (("sigma2",) if time_is_physical else ())
+
+    def regressors(s, record):
+        x, v, _, _, dt = record
+        unit = LuGreParams(sigma0=1.0, sigma1=0.0, sigma2=0.0, sigma3=0.0, Fc=1.0 / s["ratio"])
+        z = scan_force(ModifiedLuGre, unit, x, v, dt)
+        return jnp.stack([z, x] + ([v] if time_is_physical else []), axis=1)
+
+    def to_fields(s, theta):
+        fields = dict(held)
+        fields.update(zip(names, theta))
+        fields["Fc"] = theta[0] / s["ratio"]
+        return fields
+
+    lower = np.array([free[n].low for n in names])
+    upper = np.array([free[n].high for n in names])
+    return SeparableProblem(outer, names, lower, upper, regressors, to_fields)
+
+
+#: the registry entry (:data:`rths_ident.models.registry.MODELS` ``["lugre"]``)
+ENTRY = ModelEntry(
+    model=ModifiedLuGre,
+    doc="docs/models/lugre.md",
+    fit=ModelFit(_fit_parameters),
+    linear_in_parameters=LinearInParameters(
+        _separable, linear="σ0, σ3 (+ σ2): F = σ0 z + σ3 x + σ2 ẋ (σ1 = 0)",
+        searched="the ratio σ0/F_C, which alone fixes z"),
+    example=ModifiedLuGre.params_from_physical(k=1.34e6, Fy=2.24e4),  # seed 001's column
+    example_peak_displacement=0.05,
+)

@@ -65,7 +65,11 @@ from rths_ident.models.base import (
     tangent_from_step,
 )
 
-__all__ = ["PinchingBoucWenParams", "PinchingBoucWenState", "PinchingBoucWen"]
+from rths_ident.models.bouc_wen import gamma_from_ratio, ratio_from_gamma
+from rths_ident.models.entry import ModelEntry
+from rths_ident.models.fit_specification import FitContext, FitParameters, FreeParameter, ModelFit
+
+__all__ = ["PinchingBoucWenParams", "PinchingBoucWenState", "PinchingBoucWen", "ENTRY", "FIT_FORMS"]
 
 
 @params_dataclass(static=("substeps",))
@@ -230,3 +234,64 @@ class PinchingBoucWen(HystereticModel):
     def tangent(params: PinchingBoucWenParams, state: PinchingBoucWenState, inputs: ElementInputs, dt):
         """∂F/∂x at the end of the step [N/m] (consistent with the discrete update)."""
         return tangent_from_step(PinchingBoucWen.step, params, state, inputs, dt)
+
+
+# -- offline fit (data for rths_ident.estimators.offline) -----------------------------
+
+_HYSTERETIC = ("k", "alpha", "beta", "gamma_over_beta", "n")
+_DEGRADING = _HYSTERETIC + ("delta_nu", "delta_eta")
+_PINCHED = _DEGRADING + ("zeta_s", "p", "q", "psi")
+#: nested forms, smallest first (``fit --form``): each adds coordinates to the previous one
+FIT_FORMS = {
+    "hysteretic": _HYSTERETIC,  # the plain Bouc–Wen model (δ's = 0, ζ_s = 0)
+    "degrading": _DEGRADING,  # + strength and stiffness degradation
+    "pinched": _PINCHED,  # + pinching (δ_ψ = 0, λ = 0.1)
+    "full": _PINCHED + ("delta_A", "delta_psi", "lam"),
+}
+#: the coordinate values that switch the mechanisms a form leaves out off
+_FORMS_OFF = {"delta_nu": 0.0, "delta_eta": 0.0, "zeta_s": 0.0, "delta_A": 0.0, "delta_psi": 0.0, "lam": 0.1}
+
+
+def _fit_parameters(context: FitContext) -> FitParameters:
+    """A = 1 is held in every form: A, β, γ and k(1−α) are not separately identifiable
+    (z can be rescaled exactly). The fitter chooses the form (:data:`FIT_FORMS`) by nested
+    BIC comparisons unless told one.
+
+    Bounds are scaled by the data: the degradation rates by the record's dissipated
+    energy E = ∮F̃ dx̃ (normalised), so that η(ε), ν(ε) may grow up to 1 + 20 over the test
+    and A(ε) may fall to its floor; p up to 50/E (the pinch fully developed within the
+    first 2 % of the test's energy); ψ from 0.005 to 3 times max|x|. Rate-independent, so
+    a pseudo-time changes nothing."""
+    k0, energy = context.initial_stiffness, context.dissipated_energy
+    z_u = 0.7 / k0
+    rate = 20.0 / energy
+    free = (
+        FreeParameter("k", 0.02, 5000.0, k0),
+        FreeParameter("alpha", 0.0, 0.9, 0.05, log=False),
+        FreeParameter("beta", 1e-4, 1e6, 0.5 / z_u),
+        FreeParameter("gamma_over_beta", -0.95, 1.0, 0.5, log=False),
+        FreeParameter("n", 1.0, 8.0, 1.5, log=False),
+        FreeParameter("delta_nu", 0.0, rate, 0.05 * rate, log=False),
+        FreeParameter("delta_eta", 0.0, rate, 0.05 * rate, log=False),
+        FreeParameter("zeta_s", 0.0, 0.99, 0.5, log=False),
+        FreeParameter("p", 0.0, 2.5 * rate, 0.25 * rate, log=False),
+        FreeParameter("q", 0.0, 0.5, 0.1, log=False),
+        FreeParameter("psi", 0.005, 3.0, 0.3),
+        FreeParameter("delta_A", 0.0, 1.0 / energy, 0.0, log=False),
+        FreeParameter("delta_psi", 0.0, 3.0 / energy, 0.0, log=False),
+        FreeParameter("lam", 0.01, 1.0, 0.1, log=False),
+    )
+    return FitParameters(free, {"A": 1.0})
+
+
+#: the registry entry (:data:`rths_ident.models.registry.MODELS` ``["pinching-boucwen"]``)
+ENTRY = ModelEntry(
+    model=PinchingBoucWen,
+    doc="docs/models/pinching_bouc_wen.md",
+    fit=ModelFit(_fit_parameters, gamma_from_ratio, ratio_from_gamma, forms=FIT_FORMS, off=_FORMS_OFF),
+    # z_u = 1 cm; energies per k·z_u² = 100 J (a yield cycle)
+    example=PinchingBoucWenParams(
+        k=1.0e6, alpha=0.05, beta=60.0, gamma=40.0, n=1.0, delta_nu=2.0e-4, delta_eta=3.0e-4, delta_A=5.0e-5,
+        zeta_s=0.8, p=5.0e-3, q=0.1, psi=4.0e-3, delta_psi=1.0e-6, lam=0.5),
+    example_peak_displacement=0.03,
+)

@@ -197,16 +197,17 @@ def build(cfg: FrameTestConfig, column: ColumnUnderTest) -> HybridTest:
 
 def check_opensees_twin(cfg: FrameTestConfig, column: ColumnUnderTest) -> None:
     """A clear error before any work when the column model cannot live in OpenSees."""
-    from rths_ident.structures.opensees_shear_building import OPENSEES_TWINS, UPDATABLE  # noqa: PLC0415
+    from rths_ident.models import opensees_twins  # noqa: PLC0415
 
-    if column.model not in OPENSEES_TWINS:
+    twins = opensees_twins()
+    if column.model not in twins:
         raise ParameterError(
             f"{cfg.SCENARIO} --ns opensees: the {column.model.__name__} column has no OpenSees twin material "
-            f"(OpenSees twins: {', '.join(m.__name__ for m in OPENSEES_TWINS)})")
-    unknown = [n for n in column.param_names if n not in UPDATABLE[column.model]]
+            f"(OpenSees twins: {', '.join(m.__name__ for m in twins)})")
+    unknown = [n for n in column.param_names if n not in twins[column.model].updatable]
     if unknown:
         raise ParameterError(f"{cfg.SCENARIO} --ns opensees: OpenSees cannot update {', '.join(unknown)} of "
-                             f"{column.model.__name__} (updatable: {', '.join(UPDATABLE[column.model])})")
+                             f"{column.model.__name__} (updatable: {', '.join(twins[column.model].updatable)})")
 
 
 def opensees_damping(cfg: FrameTestConfig, column: ColumnUnderTest) -> tuple[np.ndarray, float]:
@@ -228,7 +229,8 @@ def opensees_frame_ns(cfg: FrameTestConfig, column: ColumnUnderTest, variant: st
     (the native scheme at the predictor) and has no splitting stiffness for the
     specimen, so the two differ slightly (docs/hybrid/bw_frame.md); explicit Newmark
     gives the native numbers to rounding."""
-    from rths_ident.structures.opensees_shear_building import UPDATABLE, build_shear_building  # noqa: PLC0415
+    from rths_ident.models import opensees_twin_of  # noqa: PLC0415
+    from rths_ident.structures.opensees_shear_building import build_shear_building  # noqa: PLC0415
     from rths_ident.structures.opensees_substructure import (  # noqa: PLC0415
         ElementParameter,
         OpenSeesSubstructure,
@@ -246,7 +248,8 @@ def opensees_frame_ns(cfg: FrameTestConfig, column: ColumnUnderTest, variant: st
 
     # element tags 1, 2, … in storey order (build_shear_building numbers the columns first)
     column_tags = tuple(range(1, sum(per_storey) + 1))
-    parameter_map = [ElementParameter(column_tags, UPDATABLE[column.model][name]) for name in column.param_names]
+    updatable = opensees_twin_of(column.model).updatable
+    parameter_map = [ElementParameter(column_tags, updatable[name]) for name in column.param_names]
     options = {"alpha_os_feedback": "weighted"} if cfg.integrator == "alpha-os" else {}
     ns = OpenSeesSubstructure(build, (1, 1), 1.0 / cfg.slow_rate, ground_accel=np.concatenate([[0.0], ground_accel]),
                               integrator=cfg.integrator, response=tuple((i, 1) for i in range(1, cfg.storeys + 1)),

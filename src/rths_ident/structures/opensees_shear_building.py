@@ -8,19 +8,20 @@ part after :func:`~rths_ident.structures.partition.partition_column`), for use w
 * ``model basic -ndm 1 -ndf 1``; node 0 fixed at the ground, node i = floor i with its
   lumped mass;
 * every column a ``zeroLength`` element between floor i−1 and floor i with the OpenSees
-  uniaxial material that is the twin of its rths_ident model (:data:`OPENSEES_TWINS`):
+  uniaxial material that is the twin of its rths_ident model: the ``opensees_twin`` of
+  the model's registry entry (:data:`rths_ident.models.MODELS`), e.g.
   :class:`~rths_ident.models.BoucWen` → ``BoucWen`` (equal to 7e-13 with one sub-step,
   tests/models), :class:`~rths_ident.models.BilinearKinematic` → ``Steel01`` (equal to
-  4e-16), :class:`~rths_ident.models.LinearElement`'s spring → ``Elastic``;
+  4e-16), :class:`~rths_ident.models.LinearElement` → ``Elastic`` (E = k, eta = c);
 * the viscous damping matrix C of the native building, which for a shear building is
   ``a0 M`` plus storey dashpots (a Rayleigh C = a0 M + a1 K keeps the shear pattern,
   and the native partition keeps the full frame's C, tested column included): ``rayleigh
   a0 0 0 0`` and one ``Viscous`` ``zeroLength`` per storey with c_i read off C. A C that
   is not of that form is refused.
 
-The columns' element tags are returned, with the OpenSees parameter names of each model
-field (:data:`UPDATABLE`), so a ``parameter_map`` can push identified fields into them.
-Units: SI.
+The columns' element tags are returned; the twin's ``updatable`` gives the OpenSees
+parameter name of each model field, so a ``parameter_map`` can push identified fields
+into them. Units: SI.
 """
 
 from __future__ import annotations
@@ -30,30 +31,9 @@ from typing import Any, NamedTuple, Sequence
 import numpy as np
 
 from rths_ident.errors import ParameterError
-from rths_ident.models import BilinearKinematic, BoucWen
+from rths_ident.models import opensees_twin_of
 
-__all__ = ["build_shear_building", "OpenSeesShearBuildingModel", "OPENSEES_TWINS", "UPDATABLE",
-           "storey_dashpots"]
-
-
-def _bouc_wen(p) -> tuple:
-    # OpenSees: uniaxialMaterial BoucWen tag alpha ko n gamma beta Ao deltaA deltaNu deltaEta
-    return ("BoucWen", float(p.alpha), float(p.k), float(p.n), float(p.gamma), float(p.beta), float(p.A),
-            0.0, 0.0, 0.0)
-
-
-def _steel01(p) -> tuple:
-    return ("Steel01", float(p.fy), float(p.k), float(p.b))
-
-
-#: rths_ident model class → (OpenSees uniaxial material arguments from its Params)
-OPENSEES_TWINS = {BoucWen: _bouc_wen, BilinearKinematic: _steel01}
-
-#: rths_ident model class → {Params field: OpenSees material parameter name}
-UPDATABLE = {
-    BoucWen: {"k": "ko", "alpha": "alpha", "n": "n", "gamma": "gamma", "beta": "beta", "A": "Ao"},
-    BilinearKinematic: {"fy": "Fy", "k": "E", "b": "b"},
-}
+__all__ = ["build_shear_building", "OpenSeesShearBuildingModel", "storey_dashpots"]
 
 
 class OpenSeesShearBuildingModel(NamedTuple):
@@ -112,11 +92,11 @@ def build_shear_building(ops, floor_masses, storeys: Sequence[Sequence[tuple[typ
     for i, columns in enumerate(storeys, start=1):
         tags = []
         for model, params in columns:
-            if model not in OPENSEES_TWINS:
-                raise ParameterError(f"storey {i}: {model.__name__} has no OpenSees twin material "
-                                     f"(supported: {', '.join(m.__name__ for m in OPENSEES_TWINS)})")
-            material, *arguments = OPENSEES_TWINS[model](params)
-            ops.uniaxialMaterial(material, tag, *arguments)
+            try:
+                twin = opensees_twin_of(model)
+            except ParameterError as error:
+                raise ParameterError(f"storey {i}: {error}") from None
+            ops.uniaxialMaterial(*twin.command(tag, params))
             ops.element("zeroLength", tag, i - 1, i, "-mat", tag, "-dir", 1)
             tags.append(tag)
             tag += 1

@@ -7,7 +7,7 @@ import pytest
 
 from rths_ident.errors import ParameterError
 from rths_ident.datasets import load_hysteresis_test
-from rths_ident.estimators.offline import MODEL_NAMES, FitData, fit_nls, model_spec
+from rths_ident.estimators.offline import FitData, fit_nls, fittable_models, model_spec
 from rths_ident.estimators.offline.simulation import normalised_record, simulate_fields
 from rths_ident.models import PinchingBoucWen
 
@@ -22,7 +22,7 @@ PHYSICAL = {
 
 
 def test_registered_for_the_fitters_and_auto():
-    assert "pinching-boucwen" in MODEL_NAMES  # fit_all(..., "nls") with models=None fits it
+    assert "pinching-boucwen" in fittable_models()  # fit_all(..., "nls") with models=None fits it
     x = growing_triangle_wave(50, 0.02)
     spec = model_spec("pinching-boucwen", FitData.from_arrays(x, 1e6 * x))
     assert spec.model is PinchingBoucWen

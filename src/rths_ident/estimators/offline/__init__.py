@@ -23,16 +23,18 @@ from rths_ident.estimators.offline.goodness import (
     nrmse_range_percent,
     nrmse_rms_percent,
 )
-from rths_ident.estimators.offline.least_squares import LS_MODELS, bounded_linear_least_squares, fit_ls
+from rths_ident.estimators.offline.least_squares import bounded_linear_least_squares, fit_ls, ls_models
 from rths_ident.estimators.offline.linear_specimen import (
     FreeVibrationIdentification,
     StaticStiffness,
+    fit_free_vibration,
+    fit_static_stiffness,
     free_vibration_peaks,
     identify_free_vibration,
     log_decrement,
     static_stiffness,
 )
-from rths_ident.estimators.offline.model_specs import MODEL_NAMES, SUBSTEP_MODELS, model_class, model_spec
+from rths_ident.estimators.offline.model_specs import fittable_models, model_class, model_spec, substep_models
 from rths_ident.estimators.offline.nonlinear_least_squares import fit_nls
 from rths_ident.estimators.offline.result import FitResult
 
@@ -41,9 +43,9 @@ __all__ = [
     "Scales",
     "PSEUDO_TIME_STEP_S",
     "FitResult",
-    "MODEL_NAMES",
+    "fittable_models",
     "METHODS",
-    "LS_MODELS",
+    "ls_models",
     "fit",
     "fit_all",
     "fit_ls",
@@ -58,6 +60,8 @@ __all__ = [
     "goodness_of_fit",
     "static_stiffness",
     "StaticStiffness",
+    "fit_static_stiffness",
+    "fit_free_vibration",
     "log_decrement",
     "free_vibration_peaks",
     "identify_free_vibration",
@@ -76,10 +80,11 @@ def fit_bayes(*args, **kwargs):
 
 
 def fit(data: FitData, model: str, method: str = "nls", **options) -> FitResult:
-    """Fit ``model`` (one of :data:`MODEL_NAMES`) to ``data`` by ``method`` (``ls``,
-    ``nls`` or ``bayes``); ``options`` go to :func:`fit_ls`/:func:`fit_nls`/:func:`fit_bayes`."""
-    if model not in MODEL_NAMES:
-        raise ParameterError(f"unknown model {model!r}; valid models: {', '.join(MODEL_NAMES)}")
+    """Fit ``model`` (a name of :data:`rths_ident.models.MODELS`, :func:`fittable_models`)
+    to ``data`` by ``method`` (``ls``, ``nls`` or ``bayes``); ``options`` go to
+    :func:`fit_ls`/:func:`fit_nls`/:func:`fit_bayes`."""
+    if model not in fittable_models():
+        raise ParameterError(f"unknown model {model!r}: expected one of {' | '.join(fittable_models())}")
     functions = {"ls": fit_ls, "nls": fit_nls, "bayes": fit_bayes}
     if method not in functions:
         raise ParameterError(f"unknown method {method!r}; valid methods: {', '.join(METHODS)}")
@@ -91,13 +96,13 @@ def fit_all(data: FitData, method: str = "nls", models=None,
     """Fit every model in ``models`` (default: all that ``method`` supports) and return
     the results ranked by force NRMSE, best first."""
     if models is None:
-        models = LS_MODELS if method == "ls" else MODEL_NAMES
+        models = ls_models() if method == "ls" else fittable_models()
     results = []
     for model in models:
         if progress is not None:
             progress(f"fitting {model} ({method}) ...")
         model_options = dict(options)
-        if model not in SUBSTEP_MODELS:
+        if model not in substep_models():
             model_options.pop("substeps", None)  # only the Bouc–Wen models have sub-steps
         results.append(fit(data, model, method, progress=progress, **model_options))
     return sorted(results, key=lambda r: r.nrmse_percent)

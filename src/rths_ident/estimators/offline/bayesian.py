@@ -83,10 +83,8 @@ def fit_bayes(
     names = [p.name for p in spec.free]
     scales = data.scales()
     start_fields = spec.to_normalised(start.params, scales)
-    q_start = []
-    for p in spec.free:
-        value = start_fields["gamma"] / start_fields["beta"] if p.name == "gamma_over_beta" else start_fields[p.name]
-        q_start.append(p.to_coordinate(value))
+    start_coordinates = spec.coordinates_of(start_fields)  # e.g. γ/β from γ and β
+    q_start = [p.to_coordinate(start_coordinates[p.name]) for p in spec.free]
     # keep the start strictly inside the box (the prior's support)
     width = upper - lower
     q_start = np.clip(np.array(q_start), lower + 1e-3 * width, upper - 1e-3 * width)

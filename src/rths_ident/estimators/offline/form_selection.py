@@ -1,8 +1,9 @@
 """Which degradation and pinching parameters the data support: nested forms compared by
 the Bayesian information criterion, with a materiality guard.
 
-The pinching model's forms are nested (:data:`.model_specs.PINCHING_FORMS`: hysteretic ⊂
-degrading ⊂ pinched ⊂ full), and each larger form is fitted warm-started from the chosen
+The pinching model's forms are nested
+(:data:`rths_ident.models.pinching_bouc_wen.FIT_FORMS`: hysteretic ⊂ degrading ⊂ pinched ⊂
+full), and each larger form is fitted warm-started from the chosen
 smaller one, so its residual sum of squares cannot be larger. For Gaussian residuals
 
     BIC = n ln(RSS / n) + p ln n,    ΔBIC = n ln(RSS_f / RSS_r) + (p_f − p_r) ln n

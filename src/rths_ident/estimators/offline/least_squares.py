@@ -9,23 +9,15 @@ the metric ΦᵀΦ — ``rths_ident.estimators.qp_projection.project(θ̂, (Φ�
 upper)``, the same exact QP projection (and the same physical bounds) that the online
 constrained RLS applies after every update. (‖Φθ − y‖² = (θ − θ̂)ᵀΦᵀΦ(θ − θ̂) + const.)
 
-What ``ls`` means for each model (:func:`fit_ls`): the force is linear in some
-parameters once the others — which fix the hysteretic variable z — are given. ``ls``
-solves the linear ones exactly by the constrained batch LS above and searches the
-others (variable projection / separable least squares):
-
-===================  =====================================  ===============================
-model                linear (LS with bounds)                 searched (outer, bounded)
-===================  =====================================  ===============================
-linear               k (+ c, m with a physical time):        — (one exact solve)
-                     F = k x + c ẋ + m ẍ
-lugre                σ0, σ3 (+ σ2): F = σ0 z + σ3 x + σ2 ẋ   the ratio σ0/F_C, which alone
-                     (seed 001 Eq. 4.2 with σ1 = 0)           fixes z (Eq. 2.10); F_C = σ0/ratio
-boucwen              αk, (1−α)k: F = αk x + (1−α)k z          β, γ/β, n (A = 1) — they fix z
-bilinear             bk, (1−b)k: F = bk x + (1−b)k z          yield displacement d_y = f_y/k,
-                                                              z = elastic–perfectly-plastic
-degrading-boucwen    not offered (energy-driven degradation couples k to z): use nls/bayes
-===================  =====================================  ===============================
+What ``ls`` means for a model (:func:`fit_ls`): the force is linear in some parameters
+once the others — which fix the hysteretic variable z — are given. ``ls`` solves the
+linear ones exactly by the constrained batch LS above and searches the others (variable
+projection / separable least squares). Which is which is the model's own
+linear-in-parameters form, in its registry entry
+(:attr:`ModelEntry.linear_in_parameters <rths_ident.models.entry.ModelEntry>`, e.g.
+Bouc–Wen: αk and (1−α)k linear, β, γ/β, n searched); models without one (the degrading
+and pinching Bouc–Wen models: energy-driven degradation couples k to z) are fitted by
+``nls``/``bayes``. :func:`ls_models` lists the models with a form.
 
 For LuGre this is the "fix σ0/F_C → compute z → LS → update the ratio" loop,
 with the update done by a bounded 1-D search of the LS residual over log(σ0/F_C), so it
@@ -38,7 +30,6 @@ Latin-hypercube screening plus ``scipy.optimize.least_squares`` from the best po
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Callable
 
 import jax
@@ -50,14 +41,13 @@ from scipy.stats import qmc
 from rths_ident.errors import ParameterError
 from rths_ident.estimators import qp_projection
 from rths_ident.estimators.offline.fit_data import FitData
-from rths_ident.estimators.offline.model_specs import FreeParameter, ModelSpec, model_spec
+from rths_ident.estimators.offline.model_specs import ModelSpec, model_spec
 from rths_ident.estimators.offline.result import FitResult, make_result
 from rths_ident.estimators.offline.simulation import normalised_record, simulate_force
+from rths_ident.models.fit_specification import SeparableProblem
+from rths_ident.models.registry import MODELS
 
-__all__ = ["bounded_linear_least_squares", "fit_ls", "LS_MODELS"]
-
-#: models for which ``ls`` is defined
-LS_MODELS = ("linear", "lugre", "boucwen", "bilinear")
+__all__ = ["bounded_linear_least_squares", "fit_ls", "ls_models"]
 
 
 def _bounded_lls(regressors, measurements, lower, upper):
@@ -102,103 +92,24 @@ def bounded_linear_least_squares(regressors, measurements, lower=None, upper=Non
 # ------------------------------------------------------------------ separable problems
 
 
-@dataclasses.dataclass(frozen=True)
-class _Separable:
-    """F̃ = Φ(s) θ with s the searched coordinates and θ the LS coefficients."""
-
-    outer: tuple[FreeParameter, ...]
-    linear_names: tuple[str, ...]
-    linear_lower: np.ndarray
-    linear_upper: np.ndarray
-    regressors: Callable  # (s_values: dict, record) -> Φ (N, p), traceable
-    to_fields: Callable  # (s_values: dict, θ: array) -> model fields (normalised)
+def ls_models() -> tuple[str, ...]:
+    """Registered models with a linear-in-parameters form: those ``ls`` fits."""
+    return tuple(name for name, entry in MODELS.items() if entry.linear_in_parameters is not None)
 
 
-def _unit_z(model, fields, record, config=None):
-    x, v, _, _, dt = record
-    return simulate_force(model, model.Params(**fields, **(config or {})), x, v, dt)
-
-
-def _separable(name: str, spec: ModelSpec, time_is_physical: bool, fixed=None) -> _Separable:
-    by_name = {p.name: p for p in spec.free}
-    model = spec.model
-    if fixed and name != "boucwen":
-        raise ParameterError(f"method 'ls' cannot hold parameters of {name!r} fixed; use 'nls'")
-    if name == "lugre":
-        s0, fc = by_name["sigma0"], by_name["Fc"]
-        outer = (FreeParameter("ratio", s0.low / fc.high, s0.high / fc.low, s0.start / fc.start),)
-        names = ["sigma0", "sigma3"] + (["sigma2"] if time_is_physical else [])
-
-        def regressors(s, record):
-            z = _unit_z(model, dict(sigma0=1.0, sigma1=0.0, sigma2=0.0, sigma3=0.0, Fc=1.0 / s["ratio"]), record)
-            columns = [z, record[0]] + ([record[1]] if time_is_physical else [])
-            return jnp.stack(columns, axis=1)
-
-        def to_fields(s, theta):
-            fields = dict(spec.held)
-            fields.update(zip(names, theta))
-            fields["Fc"] = theta[0] / s["ratio"]
-            return fields
-
-    elif name == "boucwen":
-        if "k" in spec.held or "alpha" in spec.held:
-            raise ParameterError("method 'ls' estimates k and alpha together (linear part); to fix them use 'nls'")
-        outer = tuple(p for p in spec.free if p.name in ("beta", "gamma_over_beta", "n", "A"))
-        names = ["alpha_k", "one_minus_alpha_k"]
-
-        def shape(s):
-            def value(key):
-                return s[key] if key in s else spec.held[key]
-
-            return dict(A=value("A"), beta=s["beta"], gamma=s["gamma_over_beta"] * s["beta"], n=value("n"))
-
-        def regressors(s, record):
-            fields = dict(k=1.0, alpha=0.0, **shape(s))
-            return jnp.stack([record[0], _unit_z(model, fields, record, spec.config)], axis=1)
-
-        def to_fields(s, theta):
-            k = theta[0] + theta[1]
-            return dict(k=k, alpha=theta[0] / k, **shape(s))
-
-    elif name == "bilinear":
-        k, fy = by_name["k"], by_name["fy"]
-        outer = (FreeParameter("yield_displacement", fy.low / k.high, fy.high / k.low, fy.start / k.start),)
-        names = ["b_k", "one_minus_b_k"]
-
-        def regressors(s, record):
-            z = _unit_z(model, dict(k=1.0, fy=s["yield_displacement"], b=0.0), record)
-            return jnp.stack([record[0], z], axis=1)
-
-        def to_fields(s, theta):
-            k_total = theta[0] + theta[1]
-            return dict(k=k_total, fy=k_total * s["yield_displacement"], b=theta[0] / k_total)
-
-    elif name == "linear":
-        outer = ()
-        names = [p.name for p in spec.free]
-
-        def regressors(s, record):
-            columns = {"k": record[0], "c": record[1], "m": record[2]}
-            return jnp.stack([columns[n] for n in names], axis=1)
-
-        def to_fields(s, theta):
-            fields = dict(spec.held)
-            fields.update(zip(names, theta))
-            return fields
-
-    else:
+def _separable(name: str, spec: ModelSpec, time_is_physical: bool, fixed=None) -> SeparableProblem:
+    """The model's linear-in-parameters form (its registry entry) for this spec."""
+    form = MODELS[name].linear_in_parameters
+    if form is None:
         raise ParameterError(
-            f"method 'ls' is not available for model {name!r} (valid: {', '.join(LS_MODELS)}); use 'nls' or 'bayes'"
+            f"method 'ls' is not available for model {name!r} (valid: {', '.join(ls_models())}); use 'nls' or 'bayes'"
         )
-    if name in ("linear", "lugre"):
-        lower = np.array([by_name[n].low for n in names])
-        upper = np.array([by_name[n].high for n in names])
-    else:  # the two stiffness shares are non-negative (α, b ∈ [0, 1))
-        lower, upper = np.zeros(2), np.full(2, np.inf)
-    return _Separable(outer, tuple(names), lower, upper, regressors, to_fields)
+    if fixed and not form.holds_fixed:
+        raise ParameterError(f"method 'ls' cannot hold parameters of {name!r} fixed; use 'nls'")
+    return form.build({p.name: p for p in spec.free}, dict(spec.held), dict(spec.config), time_is_physical)
 
 
-def _outer_search(problem: _Separable, solve, n_starts, n_screen, seed, max_nfev, model, progress):
+def _outer_search(problem: SeparableProblem, solve, n_starts, n_screen, seed, max_nfev, model, progress):
     """Minimise the LS residual over the outer coordinates (module docstring).
 
     One dimension (LuGre ratio, bilinear yield displacement): a log-spaced grid of 121

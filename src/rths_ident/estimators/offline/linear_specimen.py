@@ -21,6 +21,12 @@ free-vibration (hybrid) test of specimen + known numerical part.
    maximum, so peak times are not quantised to the sample interval) and
    :func:`identify_free_vibration` chains both, averaging δ and T_d over all cycles.
 
+:func:`fit_static_stiffness` and :func:`fit_free_vibration` run the two procedures on a
+logged record (:class:`~rths_ident.estimators.offline.fit_data.FitData`) and return a
+:class:`~rths_ident.estimators.offline.result.FitResult` of the linear model
+(:class:`~rths_ident.models.LinearElement`), as ``rths-ident fit --method static|logdec``
+prints and writes it.
+
 Units SI: m, N, s, kg (peaks may be in any length unit — only their ratio enters).
 Seed 002 Table 5-3 (u0/u1 = 8.3/6.87 mm, T_d = 0.93 s, K_T = 1570 N/m, M_1 = 34 kg,
 C_1 = 8.5 N·s/m) gives δ = 0.189, ζ = 0.0301, ω_n = 6.76 rad/s, M_e ≈ 0.36 kg,
@@ -35,8 +41,14 @@ import math
 import numpy as np
 
 from rths_ident.errors import ParameterError
+from rths_ident.estimators.offline.fit_data import FitData
+from rths_ident.estimators.offline.result import FitResult, make_result
+from rths_ident.models.linear import LinearElement
+from rths_ident.models.registry import name_of_model
 
 __all__ = [
+    "fit_static_stiffness",
+    "fit_free_vibration",
     "StaticStiffness",
     "static_stiffness",
     "FreeVibrationIdentification",
@@ -168,3 +180,48 @@ def identify_free_vibration(time, displacement, total_stiffness: float, *, numer
     return log_decrement(values[0], values[-1], period, total_stiffness, cycles=cycles,
                          numerical_mass=numerical_mass, numerical_damping=numerical_damping,
                          numerical_stiffness=numerical_stiffness)
+
+
+def fit_static_stiffness(data: FitData) -> FitResult:
+    """K_e of a static test (:func:`static_stiffness`) as a fit of the linear model
+    (m = c = 0); the fitted force is the LS line K_e u + F_0."""
+    line = static_stiffness(data.displacement, data.force)
+    fitted = line.stiffness * data.displacement + line.intercept
+    return make_result(name_of_model(LinearElement), "static", LinearElement,
+                       {"m": 0.0, "c": 0.0, "k": line.stiffness}, ["k"], data, fitted,
+                       details={"intercept_N": line.intercept, "line_r_squared": line.r_squared})
+
+
+def fit_free_vibration(data: FitData, specimen_stiffness: float, *, numerical_mass: float = 0.0,
+                       numerical_damping: float = 0.0, numerical_stiffness: float = 0.0) -> FitResult:
+    """M_e, C_e, K_e of a free-vibration record by the log decrement
+    (:func:`identify_free_vibration` with K_T = K_e + K_1) as a fit of the linear model;
+    the fitted force is M_e ẍ + C_e ẋ + K_e x with ẋ, ẍ from second-order differences.
+
+    ``specimen_stiffness`` K_e [N/m] comes from a static test; ``numerical_*`` (M_1 [kg],
+    C_1 [N·s/m], K_1 [N/m]) are the known numerical part of the hybrid test. A specimen
+    mass or damping below zero (the record's totals are below the numerical part's) is
+    refused.
+    """
+    if not data.time_is_physical:
+        raise ParameterError("the log decrement needs a record with a physical time axis; this one is "
+                             "quasi-static (a pseudo-time)")
+    if not (np.isfinite(specimen_stiffness) and specimen_stiffness > 0):
+        raise ParameterError(f"specimen_stiffness K_e must be > 0 [N/m] (from a static test); got {specimen_stiffness!r}")
+    ident = identify_free_vibration(
+        data.time, data.displacement, specimen_stiffness + numerical_stiffness,
+        numerical_mass=numerical_mass, numerical_damping=numerical_damping, numerical_stiffness=numerical_stiffness,
+    )
+    for name, value in (("mass", ident.specimen_mass), ("damping", ident.specimen_damping)):
+        if value < 0:
+            raise ParameterError(
+                f"the identified specimen {name} is negative ({value:.4g}): the free vibration gives a total "
+                f"{name} below the numerical part's; check the numerical {name} and the record"
+            )
+    velocity = np.gradient(data.displacement, data.time, edge_order=2)
+    acceleration = np.gradient(velocity, data.time, edge_order=2)
+    fitted = (ident.specimen_mass * acceleration + ident.specimen_damping * velocity
+              + ident.specimen_stiffness * data.displacement)
+    return make_result(name_of_model(LinearElement), "logdec", LinearElement,
+                       {"m": ident.specimen_mass, "c": ident.specimen_damping, "k": ident.specimen_stiffness},
+                       ["m", "c", "k"], data, fitted, details=dict(vars(ident)))

@@ -207,10 +207,10 @@ def fit_nls(
 
     ``n_starts`` local refinements per form (the global optimum, a smaller form's
     optimum, then the best screened points); ``global_generations`` = 0 skips the global
-    stage. ``form`` (pinching-boucwen): ``auto`` (nested BIC comparisons) or one of
-    :data:`.model_specs.PINCHING_FORMS`. ``details`` holds every form's fit (starts,
-    costs, global stage), the tests between forms, the chosen form and the
-    identifiability report of the chosen fit.
+    stage. ``form`` (a model with nested forms, e.g. pinching-boucwen: its
+    ``ModelFit.forms``): ``auto`` (nested BIC comparisons) or one form. ``details`` holds
+    every form's fit (starts, costs, global stage), the tests between forms, the chosen
+    form and the identifiability report of the chosen fit.
     """
     for name, value, low in (("n_starts", n_starts, 1), ("n_screen", n_screen, 0),
                              ("global_generations", global_generations, 0), ("popsize", popsize, 2),

@@ -9,13 +9,12 @@ Everything is pure and traceable (``jit``, ``jacfwd``, ``vmap``, NUTS gradients)
 
 from __future__ import annotations
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
 from rths_ident.estimators.offline.fit_data import FitData
 from rths_ident.estimators.offline.model_specs import ModelSpec
-from rths_ident.models import ElementInputs
+from rths_ident.models.base import scan_force
 
 __all__ = ["NormalisedRecord", "normalised_record", "simulate_force", "simulate_fields", "simulate_normalised"]
 
@@ -52,12 +51,7 @@ def simulate_force(model_class, params, displacement, velocity, dt, acceleration
     ``Model.step`` is scanned over ``(displacement, velocity)`` from ``Model.init``;
     when ``acceleration`` is given and the model has ``inertia_force``, ``m·a`` is added.
     """
-    state0 = model_class.init(params)
-
-    def body(state, inputs):
-        return model_class.step(params, state, inputs, dt)
-
-    _, force = jax.lax.scan(body, state0, ElementInputs(displacement, velocity))
+    force = scan_force(model_class, params, displacement, velocity, dt)
     if acceleration is not None and hasattr(model_class, "inertia_force"):
         force = force + model_class.inertia_force(params, acceleration)
     return force
