@@ -4,7 +4,10 @@ import sys
 
 import pytest
 
+import rths_ident
 from rths_ident import exported_programs
+
+rths_ident.configure()  # as the command line does: XLA's small-loop kernels for every test
 
 
 def pytest_unconfigure(config):

@@ -1,24 +1,66 @@
 """rths_ident — parameter identification and online model updating for real-time
 hybrid simulation (RTHS) of structures.
 
-Importing this package enables JAX 64-bit floats (``jax_enable_x64``): structural
-stiffnesses (~1e6 N/m) and estimator covariances (~1e10) need float64. If you use JAX
-in the same process in 32-bit mode on purpose, import rths_ident after setting up your
-own config and re-disable it yourself — every function here assumes float64.
+What importing it does: it switches JAX to 64-bit floats (``jax_enable_x64``).
+Structural stiffnesses (~1e6 N/m) and estimator covariances (~1e10) need float64, and
+every function here assumes it; a component built after someone switched it off again
+refuses to build (:class:`~rths_ident.errors.ParameterError`) rather than compute in
+float32. Nothing else in the process is changed by the import.
 
-It also asks XLA:CPU to compile small loops into single kernels (an ``XLA_FLAGS``
-option; :mod:`rths_ident.small_loop_kernels`, ``RTHS_IDENT_SMALL_LOOP_BYTES=off`` to
-keep XLA's default): the hybrid loop's fast steps run several times faster with it.
+What :func:`configure` does, once, before the process's first JAX computation: asks
+XLA:CPU to compile small loops as single kernels (an ``XLA_FLAGS`` option that every
+JAX program of the process then gets; :mod:`rths_ident.small_loop_kernels`). The hybrid
+loop's fast steps run several times faster with it, with the same numbers up to
+rounding. The command line calls it; call it at the top of a script that runs tests::
+
+    import rths_ident
+    rths_ident.configure()            # before any JAX computation
+
+The top-level API: :func:`load_test` and :class:`HybridTest` (:mod:`rths_ident.api`).
 """
 
-from rths_ident import small_loop_kernels as _small_loop_kernels
+from __future__ import annotations
 
-_small_loop_kernels.enable()  # before any JAX computation: XLA reads XLA_FLAGS once
-
-import jax as _jax  # noqa: E402
+import jax as _jax
 
 _jax.config.update("jax_enable_x64", True)
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+__all__ = ["__version__", "configure", "load_test", "HybridTest"]
+
+
+def configure(small_loop_kernels: bool = True) -> dict:
+    """Set the process-wide options rths_ident runs best with (module doc); returns what
+    was done: ``{"small_loop_kernels": "on" | "off" | "too late: …"}``.
+
+    ``small_loop_kernels``: XLA:CPU compiles small loops as single kernels
+    (``RTHS_IDENT_SMALL_LOOP_BYTES=off`` in the environment keeps XLA's default even
+    when asked). It takes effect only before the first JAX computation of the process:
+    afterwards XLA has read its flags, and this says so instead."""
+    from jax._src import xla_bridge  # noqa: PLC0415
+
+    from rths_ident import small_loop_kernels as kernels  # noqa: PLC0415
+
+    if not small_loop_kernels:
+        return {"small_loop_kernels": "off"}
+    if xla_bridge.backends_are_initialized() and not kernels.requested_in(_environ()):
+        return {"small_loop_kernels": "too late: JAX has computed already in this process (call configure() "
+                                      "first, before any JAX computation)"}
+    kernels.enable()
+    return {"small_loop_kernels": "on" if kernels.requested_threshold() is not None else "off"}
+
+
+def _environ():
+    import os  # noqa: PLC0415
+
+    return os.environ
+
+
+def __getattr__(name: str):
+    """The top-level API, imported when first used (``import rths_ident`` stays light)."""
+    if name in ("load_test", "HybridTest"):
+        from rths_ident import api  # noqa: PLC0415
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'rths_ident' has no attribute {name!r}")

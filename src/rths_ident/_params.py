@@ -175,6 +175,14 @@ def validate(obj: Any) -> None:
             check_value(owner, f.name, getattr(obj, f.name), f.metadata)
 
 
+def require_float64(what: str) -> None:
+    """Refuse to build ``what`` when JAX computes in float32 (rths_ident switches float64
+    on when imported; someone switched it off again): its numbers would silently change."""
+    if not jax.config.jax_enable_x64:
+        raise ParameterError(f"{what}: JAX is computing in float32 (jax_enable_x64 was switched off after rths_ident "
+                             "was imported); rths_ident needs float64: jax.config.update('jax_enable_x64', True)")
+
+
 def params_dataclass(cls=None, *, static: tuple[str, ...] = ()):
     """Make ``cls`` a frozen dataclass, registered as a JAX pytree, validated on init.
 
@@ -187,6 +195,7 @@ def params_dataclass(cls=None, *, static: tuple[str, ...] = ()):
         user_post_init = klass.__dict__.get("__post_init__")
 
         def __post_init__(self):
+            require_float64(klass.__name__)
             validate(self)
             if user_post_init is not None:
                 user_post_init(self)

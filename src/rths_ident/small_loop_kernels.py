@@ -14,9 +14,11 @@ The pass skips a loop that contains a ``dot``, a custom call (LAPACK: ``solve``,
 write their small matrix products as broadcast-multiply-sum
 (:mod:`rths_ident.small_linalg`) and their small solves in closed form.
 
-Importing :mod:`rths_ident` calls :func:`enable` before any JAX computation, i.e. it
-adds ``--xla_backend_extra_options=xla_cpu_small_while_loop_byte_threshold=N`` to
-``XLA_FLAGS`` (a process-wide XLA setting; XLA reads it when its CPU client starts).
+:func:`rths_ident.configure` calls :func:`enable` before any JAX computation (the
+command line does at its start; scripts call it), i.e. it adds
+``--xla_backend_extra_options=xla_cpu_small_while_loop_byte_threshold=N`` to
+``XLA_FLAGS`` (a process-wide XLA setting; XLA reads it when its CPU client starts, and
+child processes — a Dask worker, a ``serve ns`` server — inherit it).
 Switch it off, or change N [bytes], with ``RTHS_IDENT_SMALL_LOOP_BYTES`` (``off`` or
 ``0``: XLA's default). A threshold already present in ``XLA_FLAGS`` is left alone.
 Numbers are unchanged up to floating-point rounding (the kernel is emitted by XLA's
@@ -99,6 +101,11 @@ def enable(environ=os.environ) -> None:
     if threshold is not None:
         flags = with_threshold(environ.get("XLA_FLAGS", ""), threshold)
         environ["XLA_FLAGS"] = without_library_reductions(flags)
+
+
+def requested_in(environ=os.environ) -> bool:
+    """Whether ``XLA_FLAGS`` already carries the small-loop threshold."""
+    return _OPTION in environ.get("XLA_FLAGS", "")
 
 
 def active() -> bool:

@@ -14,6 +14,7 @@ import sys
 import textwrap
 from collections.abc import Callable, Sequence
 
+import rths_ident
 from rths_ident import __version__
 from rths_ident.cli.parsing import ArgumentParser
 from rths_ident.errors import ParameterError
@@ -232,6 +233,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run ``rths-ident`` with ``argv`` (default: ``sys.argv[1:]``); return the exit
     status (0 success, 1 an error in the user's input, 2 a usage error)."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    rths_ident.configure()  # XLA's small-loop kernels, before any JAX computation of the command
     parser = build_parser(_requested_command(argv))
     try:
         args = parser.parse_args(argv)

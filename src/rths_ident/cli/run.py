@@ -25,26 +25,6 @@ EXIT_TEST_STOPPED = 3
 
 # ------------------------------------------------------------------------ the test file
 
-def load_target(target: str):
-    """A shipped test's name, a test file or a test record → its
-    :class:`~rths_ident.declaration.TestFile`."""
-    from rths_ident.declaration import parse_test_text  # noqa: PLC0415
-    from rths_ident.scenarios.kinds import SHIPPED_TESTS, load_any, shipped_test_file  # noqa: PLC0415
-
-    if target not in SHIPPED_TESTS and Path(target).suffix.lower() in (".h5", ".hdf5"):
-        from rths_ident.records import read_test_record  # noqa: PLC0415
-
-        record = read_test_record(target)
-        text = record.config.get("test_file")
-        if not text:
-            raise ParameterError(f"{target}: this test record keeps no test file (written before records kept "
-                                 "them, or by a server): nothing to run again")
-        return parse_test_text(text, f"{target} (its test file)")
-    if target not in SHIPPED_TESTS and not Path(target).exists() and Path(target).suffix == "":
-        shipped_test_file(target)  # not a file: the error names the shipped tests
-    return load_any(target)
-
-
 def kind_parser(target: str, kind_name: str, kind, fields) -> argparse.ArgumentParser:
     """The options of ``kind`` (its ``fields`` with an option), ``--set`` and ``--quiet``."""
     parser = ArgumentParser(
@@ -86,9 +66,9 @@ def resolve(target: str, options: list[str]):
     """(kind name, kind, test file, checked values, origins, quiet) of ``target`` with the
     command-line ``options``; ``--help`` exits through argparse (SystemExit)."""
     from rths_ident.declaration import Override, parse_override, resolve_values  # noqa: PLC0415
-    from rths_ident.scenarios.kinds import kind_of  # noqa: PLC0415
+    from rths_ident.scenarios.kinds import kind_of, load_any  # noqa: PLC0415
 
-    test_file = load_target(target)
+    test_file = load_any(target)
     kind_name, kind = kind_of(test_file)
     fields = kind.fields_for(test_file.values)
     parser = kind_parser(target, kind_name, kind, fields)
@@ -170,7 +150,7 @@ def run_resolved(kind_name: str, kind, values: dict, origin: dict, quiet: bool) 
     from rths_ident.runner.report import hybrid_test_report  # noqa: PLC0415
     from rths_ident.runner.run import check_engine, default_engine, result_dict, run_test  # noqa: PLC0415
     from rths_ident.runner.terminal import TerminalView  # noqa: PLC0415
-    from rths_ident.scenarios.kinds import render_kind  # noqa: PLC0415
+    from rths_ident.scenarios.kinds import kept_values, render_kind  # noqa: PLC0415
 
     run = {k[len("run:"):]: v for k, v in values.items() if k.startswith("run:")}
     json_path, plots_dir = _checked_outputs(run)
@@ -185,7 +165,7 @@ def run_resolved(kind_name: str, kind, values: dict, origin: dict, quiet: bool) 
     record = _test_record_path(run, name)
     view = TerminalView(quiet=quiet)
     options = RunOptions(engine=engine, compare=run.get("compare", True), realtime=realtime, test_record=record,
-                         test_file=render_kind(kind_name, values, name), events=EventStream(view))
+                         test_file=render_kind(kind_name, kept_values(values), name), events=EventStream(view))
     if not quiet:
         updating = getattr(cfg, "updating", None)
         print(f"running {name} ({getattr(cfg, 'record', kind_name)}{f', updating {updating}' if updating else ''}, "

@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from rths_ident.runner.report import mass_text
 
 LUGRE_LABELS = {"sigma0": r"$\hat\sigma_0/\sigma_0$", "Fc": r"$\hat F_C/F_C$", "sigma3": r"$\hat\sigma_3/\sigma_3$"}
 BOUC_WEN_LABELS = {"k_e": r"$\hat k_e/k_e$", "f_y0": r"$\hat f_{y0}/f_{y0}$",
@@ -173,7 +174,7 @@ def _plot_floor_errors(result: dict, path: Path) -> Path:
     fig.legend(list(handles.values()), list(handles.keys()), loc="outside lower center", ncol=len(handles),
                fontsize=9)
     fig.suptitle(f"Hybrid response minus the reference (monolithic frame, true columns; peak |x| = {peak:.0f} mm) — "
-                 f"{result['scenario']}, {result['record']}, floor mass {result['floor_mass_kg'] / 1e3:g} t\n"
+                 f"{result['scenario']}, {result['record']}, floor mass {mass_text(result['floor_mass_kg'])}\n"
                  f"{J4_DEFINITION} over the record, per floor"
                  + ("; left: no updating, right: the other runs on their own (smaller) scale" if len(columns) == 2
                     else ""), fontsize=10)
@@ -187,9 +188,10 @@ def _plot_hysteresis(result: dict, force_lines: dict | None, specimen: str, path
     logs = arrays["logs"][result["updating"]]
     measured_x = logs["fast"]["measured"].ravel()
     measured_f = logs["fast"]["force"].ravel()
+    scale, unit = (1e-3, "kN") if np.max(np.abs(measured_f), initial=0.0) >= 1e3 else (1.0, "N")
     fig = Figure(figsize=(7.5, 5.8), layout="constrained")
     ax = fig.add_subplot(1, 1, 1)
-    ax.plot(measured_x * 1e3, measured_f / 1e3, lw=1.6, color="0.65", label="measured")
+    ax.plot(measured_x * 1e3, measured_f * scale, lw=1.6, color="0.65", label="measured")
     column_force = arrays.get("column_force")
     if column_force is not None and result["params_true"]:
         final = np.array([result["params_final"][n] for n in result["params_true"]])
@@ -198,14 +200,14 @@ def _plot_hysteresis(result: dict, force_lines: dict | None, specimen: str, path
         guess = column_force(initial, measured_x)
         error = _rms_percent(identified - measured_f, measured_f)
         who = "" if result["updating"] in ("rls", "ukf") else ", watching only (not pushed into the NS)"
-        ax.plot(measured_x * 1e3, guess / 1e3, lw=0.7, ls=":", color="tab:red",
+        ax.plot(measured_x * 1e3, guess * scale, lw=0.7, ls=":", color="tab:red",
                 label=f"initial model of the {NS_LONG}")
-        ax.plot(measured_x * 1e3, identified / 1e3, lw=0.8, ls="--", color="tab:blue",
+        ax.plot(measured_x * 1e3, identified * scale, lw=0.8, ls="--", color="tab:blue",
                 label=f"identified model at the end{who} (rms error {error:.2f} % of rms F)")
     for label, value in (force_lines or {}).items():
-        ax.axhline(value / 1e3, color="k", ls=":", lw=0.6)
-        ax.axhline(-value / 1e3, color="k", ls=":", lw=0.6, label=label)
-    ax.set(xlabel="measured displacement $x_m$ [mm]", ylabel="force [kN]",
+        ax.axhline(value * scale, color="k", ls=":", lw=0.6)
+        ax.axhline(-value * scale, color="k", ls=":", lw=0.6, label=label)
+    ax.set(xlabel="measured displacement $x_m$ [mm]", ylabel=f"force [{unit}]",
            title=f"Physical specimen ({specimen})")
     ax.legend(fontsize=8, loc="upper left")
     fig.text(0.01, 0.0, "models simulated along the measured displacement (velocity by finite differences)",

@@ -4,19 +4,26 @@ speed, and the pacing statistics of a paced run."""
 
 from __future__ import annotations
 
-__all__ = ["hybrid_test_report", "parameter_lines"]
+from pathlib import Path
+
+__all__ = ["hybrid_test_report", "parameter_lines", "mass_text"]
 
 
 def hybrid_test_report(result: dict) -> str:
     """The report of a frame-like hybrid test's result (module doc)."""
     v = result["variants"]
-    mass = f", floor mass {result['floor_mass_kg'] / 1e3:g} t" if "floor_mass_kg" in result else ""
+    mass = f", floor mass {mass_text(result['floor_mass_kg'])}" if "floor_mass_kg" in result else ""
     roof = list(next(iter(v.values()))["J4_percent"])[-1]
+    name = result.get("test") or result["scenario"]
+    kind = f" ({result['scenario']})" if name != result["scenario"] else ""
+    site = result.get("site", "virtual")
     lines = [
-        f"{result['scenario']} — {result['record']}{mass}, "
+        f"{name}{kind} — {Path(str(result['record'])).name}{mass}, "
         f"{result['sim_duration_s']:.2f} s simulated, engine {result['engine']}",
-        f"  fast {result['fast_rate_hz']:g} Hz / slow {result['slow_rate_hz']:g} Hz, "
-        f"{result['compensation']} compensation, {result['transition']} transition",
+        (f"  fast {result['fast_rate_hz']:g} Hz / slow {result['slow_rate_hz']:g} Hz, "
+         f"{result['compensation']} compensation, {result['transition']} transition" if site == "virtual" else
+         f"  on the rig ({site}): read once per slow step at {result['slow_rate_hz']:g} Hz; the comparison runs "
+         "virtual"),
         f"  J2 (tracking) {result['J2_percent']:.3f} %   τ {result['tau_ms']:.3f} ms   "
         f"J4 force {result['J4_force_percent']:.3f} %",
         "  roof J4 [%]: "
@@ -60,3 +67,8 @@ def parameter_lines(result: dict) -> list[str]:
         lines.append(f"    {name:{width}s} {est:14.6g} / {true:<12.6g} error {error:6.3f} %"
                      f"   converged (±2 %) at {'—' if tc is None else f'{tc:.2f} s'}")
     return lines
+
+
+def mass_text(kg: float) -> str:
+    """A mass as a person writes it: tonnes from 1 t, else kg."""
+    return f"{kg / 1e3:g} t" if kg >= 1e3 else f"{kg:g} kg"

@@ -36,6 +36,7 @@ from rths_ident.runner.results import run_scenario as run_hybrid_test
 from rths_ident.scenarios import components, remote_ns
 from rths_ident.scenarios.components import NATIVE_INTEGRATORS
 from rths_ident.declaration import Field
+from rths_ident.models.registry import name_of_model
 from rths_ident.scenarios.config import HybridTestConfig
 from rths_ident.protocols import OnlineIdentifier
 from rths_ident.hybrid.fast_side.fast_chunk import no_identifier_log
@@ -270,11 +271,12 @@ def scenario_runner(build: Callable[[FrameTestConfig], HybridTest],
 
     def run_scenario(cfg, options: RunOptions = RunOptions()) -> dict:
         with remote_ns.ns_server_for(cfg) as served:  # opensees-tcp: its server lives as long as the run
-            result = run_hybrid_test(served, build, options,
-                                     describe=lambda test: {"floor_mass_kg": served.mass,
-                                                            "initial_error": served.initial_error})
-        if column_under_test is not None and "_arrays" in result:
-            result["_arrays"]["column_force"] = column_force_function(column_under_test(cfg), cfg.fast_rate)
+            column = column_under_test(served) if column_under_test is not None else None
+            result = run_hybrid_test(served, build, options, describe=lambda test: {
+                "floor_mass_kg": served.mass, "initial_error": served.initial_error,
+                **({} if column is None else {"specimen_model": name_of_model(column.model)})})
+        if column is not None and "_arrays" in result:
+            result["_arrays"]["column_force"] = column_force_function(column, cfg.fast_rate)
         return result
 
     return run_scenario

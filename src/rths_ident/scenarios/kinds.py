@@ -119,9 +119,24 @@ def kind_of(test_file: TestFile) -> tuple[str, TestKind]:
 
 
 def load_any(target: str) -> TestFile:
-    """A shipped test's name or a test file's path → the :class:`TestFile`."""
+    """A shipped test's name, a test file (``.toml``) or a test record (``.h5``: the test
+    file it keeps, so the same test runs again) → its :class:`TestFile`."""
+    from pathlib import Path  # noqa: PLC0415
+
+    target = str(target)
     if target in SHIPPED_TESTS:
         return shipped_test_file(target)
+    path = Path(target)
+    if path.suffix.lower() in (".h5", ".hdf5"):
+        from rths_ident.records import read_test_record  # noqa: PLC0415
+
+        text = read_test_record(path).config.get("test_file")
+        if not text:
+            raise ParameterError(f"{target}: this test record keeps no test file (written before records kept "
+                                 "them, or by a server): nothing to run again")
+        return parse_test_text(text, f"{target} (its test file)")
+    if not path.exists() and path.suffix == "":
+        shipped_test_file(target)  # not a file: the error names the shipped tests
     return read_test_file(target)
 
 
@@ -157,8 +172,18 @@ def render_kind(name: str, values: dict | None = None, test_name: str | None = N
     fields = kind.fields_for({"specimen.model": (values or {}).get("column_model")})
     merged = default_values(kind, fields)
     merged.update({"run:kind": name, "run:name": test_name or name, "run:description": kind.description})
-    merged.update(values or {})
-    header = (f"rths-ident test file: {test_name or name}\n{kind.description}\n\n"
+    merged.update({k: v for k, v in (values or {}).items() if v is not None or k not in ("run:name", "run:description")})
+    header = (f"rths-ident test file: {merged['run:name']}\n{merged['run:description']}\n\n"
               "Run it: rths-ident run THIS_FILE.toml   (check it: rths-ident check THIS_FILE.toml)\n"
               "Units: SI unless a field says otherwise. Leave a field out (or comment it) for its default.")
     return render_test_file(fields, merged, header)
+
+
+#: where a run writes its outputs: not part of the test a record keeps (a record run
+#: again writes its own outputs, never over the first run's)
+OUTPUT_TARGETS = ("run:json", "run:plots", "run:test_record")
+
+
+def kept_values(values: dict) -> dict:
+    """The values a test record keeps of its test: everything but the outputs."""
+    return {k: v for k, v in values.items() if k not in OUTPUT_TARGETS}
