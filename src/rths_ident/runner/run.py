@@ -113,7 +113,7 @@ def run_test(kind_name: str, kind_module, cfg, options: RunOptions, name: str | 
     if result.get("aborted"):
         stopped = str(result.get("abort_reason") or result.get("aborted"))
     arrays = {k: v for k, v in result.items() if str(k).startswith("_")}
-    metrics = {"test": name or kind_name, **{k: v for k, v in result.items() if not str(k).startswith("_")}}
+    metrics = {k: v for k, v in result.items() if not str(k).startswith("_")}
     for path in records:
         stream.emit(Note(f"test record → {path}"))
     stream.emit(RunEnded("stopped" if stopped else "complete", stopped or ""))
@@ -124,4 +124,4 @@ def run_test(kind_name: str, kind_module, cfg, options: RunOptions, name: str | 
 def result_dict(result: RunResult) -> dict[str, Any]:
     """The kind's own result dictionary (metrics and arrays), as its report and figures
     read it."""
-    return {**result.metrics, **result.arrays}
+    return {"test": result.name, **result.metrics, **result.arrays}

@@ -210,3 +210,59 @@ def study_rows(record) -> list[dict]:
             "realisability": report,
         })
     return rows
+
+
+def format_study_summary(record) -> str:
+    """The text ``rths-ident show`` prints for a maRTHS study's record
+    (:mod:`rths_ident.benchmarks.marths.study_record`): status, runs finished of those
+    planned, the mean J1–J10 per component of the finished runs (nominal and uncertain
+    apart), realisability, events, configuration and what is attached."""
+    from rths_ident.benchmarks.marths.metrics import INDEX_NAMES  # noqa: PLC0415
+    from rths_ident.records.summary import fields, inline, ranges  # noqa: PLC0415
+
+    rows = study_rows(record)
+    planned = int(record.config.get("runs_planned", 0))
+    done = [row["run"] for row in rows]
+    uncertain = [row for row in rows if row["run"] != 0]
+    lines = [f"test record {record.path}"]
+    lines += fields([
+        ("kind", record.kind),
+        ("created (UTC)", record.created_utc),
+        ("status", _study_status(record, len(rows))),
+        ("runs", f"{len(rows)} of {planned} finished (nominal {'done' if 0 in done else 'not done'}, "
+                 f"{len(uncertain)} of {max(planned - 1, 0)} random plants)"
+                 + ("" if len(rows) == planned else f"; missing runs {ranges(sorted(set(range(planned)) - set(done)))}")),
+        ("software", ", ".join(f"{k} {v}" for k, v in record.software.items() if k != "platform")),
+    ])
+    lines.append("configuration")
+    lines += fields((key, inline(value)) for key, value in record.config["study"].items())
+    lines.append("J of the finished runs per component (J1, J4 [ms]; others [%])")
+    nominal = next((row["J"] for row in rows if row["run"] == 0), None)
+    table = []
+    for name in INDEX_NAMES:
+        text = "nominal " + (" / ".join(f"{v:.2f}" for v in nominal[name]) if nominal else "—")
+        if uncertain:
+            mean = np.mean([row["J"][name] for row in uncertain], axis=0)
+            text += f"   mean of {len(uncertain)} uncertain " + " / ".join(f"{v:.2f}" for v in mean)
+        table.append((name, text))
+    lines += fields(table)
+    saturation = sum(row["realisability"]["commands_within_saturation"] for row in rows)
+    limits = sum(row["realisability"]["limits_respected"] for row in rows)
+    lines.append("realisability")
+    lines += fields([("commands within saturation", f"{saturation} of {len(rows)} runs"),
+                      ("every limit respected", f"{limits} of {len(rows)} runs")])
+    lines.append("events")
+    lines += fields((f"{e.kind}" + ("" if e.step is None else f" @ row {e.step}"), e.message) for e in record.events)
+    histories = sorted({path.split("/")[1] for path in record.attached if path.startswith("histories/")})
+    lines.append("attached")
+    lines += fields([("histories", ", ".join(histories) or "none"),
+                      ("reference", "yes" if "reference/time" in record.attached else "no")])
+    return "\n".join(lines)
+
+
+def _study_status(record, rows: int) -> str:
+    """Whether the study ran to its end, and if not, why (rows, not slow steps)."""
+    errors = record.errors()
+    if record.complete or not errors:
+        return record.status()
+    return f"not complete: stopped by an error after {rows} finished runs: {errors[0].message}"
