@@ -223,6 +223,8 @@ def transition(s, dt, params: JointUKFParams, previous_displacement, displacemen
     new_state, _ = params.model.step(model_params_at(params, theta), state, ElementInputs(displacement, velocity),
                                      dt)
     n_s = _state_size(params.state_layout)
+    # the parameters pass through untouched (an update of the first n_s entries: XLA
+    # fuses it with the model's step as it fused the LuGre-specific filter's)
     return s.at[:n_s].set(_flat_state(params, new_state))
 
 
