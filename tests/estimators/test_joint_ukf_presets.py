@@ -338,10 +338,10 @@ def _lugre_case(factor):
 
 
 def _degrading_case(factor):
-    from rths_ident.models import DegradingBoucWen
+    from rths_ident.models import DegradingBoucWen, DegradingBoucWenParams
 
     true = DegradingBoucWen.preset_params("case4", units="SI")
-    guess = jp.DegradingBoucWenParams(**{**{f.name: getattr(true, f.name) for f in dataclasses.fields(true)},
+    guess = DegradingBoucWenParams(**{**{f.name: getattr(true, f.name) for f in dataclasses.fields(true)},
                                          **{n: factor * getattr(true, n) for n in jp.DEGRADING_BOUC_WEN_FIELDS},
                                          "substeps": 2})
     y = true.f_y0 / ((1 - true.alpha_sv) * true.k_e)
