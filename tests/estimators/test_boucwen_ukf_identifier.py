@@ -14,11 +14,12 @@ import jax
 
 from rths_ident.errors import ParameterError
 from rths_ident.estimators.boucwen_ukf_identifier import (
+    PARAMETER_NAMES,
     BoucWenSDOFConstants,
     BoucWenUKFIdentifier,
-    DegradingBoucWenUKFIdentifier,
     boucwen_sdof_rate,
 )
+from rths_ident.estimators.joint_ukf_presets import DegradingBoucWenUKFIdentifier
 from rths_ident.models import BoucWen, BoucWenParams, DegradingBoucWen, DegradingBoucWenState, ElementInputs
 
 MASS = 5000.0  # kg
@@ -72,21 +73,20 @@ def test_identifies_parameters_from_one_percent_noise(truth, channel):
     z = noisy(truth[channel], rng)
     ident = BoucWenUKFIdentifier(
         MASS, DAMPING, DT, GUESS, parameter_std=0.5, measured=(channel,),
-        measurement_std=[0.01 * np.std(truth[channel])],
+        measurement_std=[0.01 * np.std(truth[channel])], external_force0=truth["p"][0],
     )  # fmt: skip
     assert not ident.converged
-    ident.run(z[:, None], truth["p"])
-    errors = {name: ident.parameters[name] / TRUE[name] - 1.0 for name in TRUE}
+    ident.run(z[:, None], truth["p"][1:])
+    parameters = dict(zip(PARAMETER_NAMES, ident.theta))
+    errors = {name: parameters[name] / TRUE[name] - 1.0 for name in TRUE}
     # measured (seed 7): |error| ≤ 0.85 % (force) and ≤ 0.41 % (acceleration)
     assert all(abs(e) < 0.02 for e in errors.values()), errors
     assert ident.converged
-    stds = ident.parameter_std
-    assert all(0 < stds[name] < 0.02 * abs(ident.parameters[name]) for name in TRUE)
-    estimate = ident.estimate
+    assert np.all((0 < ident.relative_std) & (ident.relative_std < 0.02))
+    np.testing.assert_allclose(ident.relative_std, np.sqrt(np.diag(ident.P)[3:]) / np.abs(ident.theta), rtol=1e-12)
     tolerance = 0.02 * np.ptp(truth["displacement"])
-    assert estimate["displacement"] == pytest.approx(truth["displacement"][-1], abs=tolerance)
-    history = ident.parameter_history()
-    assert history["k"].shape == (N_STEPS,)
+    assert ident.x[0] == pytest.approx(truth["displacement"][-1], abs=tolerance)
+    assert ident.estimates.theta.shape == (N_STEPS, 4)
 
 
 def test_filter_model_z_rate_is_boucwens():
@@ -140,18 +140,18 @@ def test_online_filter_equals_filterpy_with_the_same_model(truth):
     ident = BoucWenUKFIdentifier(MASS, DAMPING, DT, GUESS, 0.5, ("restoring_force",), [std])
     fx, hx = numpy_filter_model(1.0)
     ref = FilterpyUKF(7, 1, DT, hx, fx, FilterpyPoints(7, 1e-2, 2.0, 0.0))
-    ref.x = np.asarray(ident.state.x).copy()
-    ref.P = np.asarray(ident.state.P).copy()
-    ref.Q = np.asarray(ident.params.process_noise_cov).copy()
+    ref.x = ident.x.copy()
+    ref.P = ident.P.copy()
+    ref.Q = np.asarray(ident.params.ukf.process_noise_cov).copy()
     ref.R = np.array([[std**2]])
     p = truth["p"]
     for k in range(steps):
         ref.predict(p0=p[k], p1=p[k + 1])
         ref.update(z[k : k + 1])
-        ident.step([z[k]], external_force=p[k + 1])  # the online path (the scan is
+        ident.update([z[k]], p[k + 1])  # the online path (the scan is
         # checked against the truth in the identification test)
     scale = np.abs(ref.x) + np.sqrt(np.diag(ref.P))
-    assert np.max(np.abs(np.asarray(ident.state.x) - ref.x) / scale) < 1e-6
+    assert np.max(np.abs(ident.x - ref.x) / scale) < 1e-6
 
 
 def test_bad_inputs_raise_clear_errors():
@@ -167,8 +167,8 @@ def test_bad_inputs_raise_clear_errors():
         two = ("displacement", "restoring_force")
         BoucWenUKFIdentifier(MASS, DAMPING, DT, GUESS, measured=two, measurement_std=[1.0])
     ident = BoucWenUKFIdentifier(MASS, DAMPING, DT, GUESS)
-    with pytest.raises(ValueError, match="N\\+1"):
-        ident.run(np.zeros((10, 1)), np.zeros(10))
+    with pytest.raises(ParameterError, match="equal length"):
+        ident.run(np.zeros((10, 1)), np.zeros(9))
     with pytest.raises(ParameterError, match="parameter_std must be positive"):
         DegradingBoucWenUKFIdentifier(
             DT, {"k_e": 1e5, "f_y0": 1e3, "stiffness_degradation": 0.0, "strength_degradation": 0.0},
@@ -202,17 +202,18 @@ def test_degrading_identification_from_one_percent_noise():
         k_h=CASE4.k_h, c_e=CASE4.c_e, force_std=0.01 * np.std(force), convergence_tolerance=0.03,
     )  # fmt: skip
     assert not ident.converged
-    ident.run(x, v[1:], noisy_force)
-    errors = {name: ident.parameters[name] / DEGRADING_TRUE[name] - 1.0 for name in DEGRADING_TRUE}
+    ident.run(x[1:], v[1:], noisy_force)  # the identifier starts at x[0] = 0
+    parameters = dict(zip(ident.param_names, ident.theta))
+    errors = {name: parameters[name] / DEGRADING_TRUE[name] - 1.0 for name in DEGRADING_TRUE}
     # measured (8 s): k_e +0.005 %, f_y0 −0.14 %, stiffness deg. +0.15 %, strength deg. −1.4 %;
     # relative std 0.09 %, 0.33 %, 0.30 %, 2.0 %
     assert all(abs(e) < 0.03 for e in errors.values()), errors
     assert ident.converged
-    assert ident.estimate["H"] > 100.0  # J dissipated: the degradation was active
+    assert float(ident.model_state.dissipated_energy) > 100.0  # J dissipated: the degradation was active
 
 
 def test_degrading_online_steps_equal_the_scan():
-    """step() feeds the same inputs as run() (the previous displacement carried over)."""
+    """update() feeds the same inputs as run() (the previous displacement carried over)."""
     dt, steps = 1e-3, 12
     x = 0.004 * np.sin(2 * np.pi * 5.0 * dt * np.arange(steps + 1))
     v = np.gradient(x, dt)
@@ -221,19 +222,20 @@ def test_degrading_online_steps_equal_the_scan():
     guess = {name: 0.8 * value for name, value in DEGRADING_TRUE.items()}
     batch = DegradingBoucWenUKFIdentifier(dt, guess, 0.5, **kwargs)
     online = DegradingBoucWenUKFIdentifier(dt, guess, 0.5, **kwargs)
-    batch.run(x, v[1:], force)
+    batch.run(x[1:], v[1:], force)
     for k in range(steps):
-        online.step(x[k + 1], v[k + 1], force[k])
-    np.testing.assert_allclose(np.asarray(online.state.x), np.asarray(batch.state.x), rtol=1e-9)
-    assert online.estimate["r"] != 0.0
+        online.update(x[k + 1], v[k + 1], force[k])
+    np.testing.assert_allclose(online.x, batch.x, rtol=1e-9)
+    assert float(online.model_state.hysteretic_force) != 0.0
     # the same settings through the online-identifier protocol (generic core)
     from rths_ident.estimators.online_identifier import run_identifier
 
-    protocol = DegradingBoucWenUKFIdentifier(dt, guess, 0.5, **kwargs).online_identifier()
+    protocol = DegradingBoucWenUKFIdentifier(dt, guess, 0.5, **kwargs).functions
+    assert protocol.name == "degrading-bouc-wen"
     state, (_, estimates) = run_identifier(protocol, protocol.initial_state(), x[1:], v[1:], force, dt)
-    np.testing.assert_allclose(np.asarray(state.filter.x), np.asarray(batch.state.x), rtol=1e-9)
-    np.testing.assert_allclose(np.asarray(estimates.theta[-1]), np.asarray(batch.state.x)[2:], rtol=1e-9)
-    variances = np.diag(np.asarray(batch.state.P))[2:]
-    np.testing.assert_allclose(np.asarray(estimates.relative_std[-1]),
-                               np.sqrt(variances) / np.abs(np.asarray(batch.state.x)[2:]), rtol=1e-9)
+    np.testing.assert_allclose(np.asarray(state.filter.x), batch.x, rtol=1e-9)
+    np.testing.assert_allclose(np.asarray(estimates.theta[-1]), batch.x[2:], rtol=1e-9)
+    variances = np.diag(batch.P)[2:]
+    np.testing.assert_allclose(np.asarray(estimates.relative_std[-1]), np.sqrt(variances) / np.abs(batch.x[2:]),
+                               rtol=1e-9)
     assert protocol.param_units == ("N/m", "N", "1/J", "1/J")

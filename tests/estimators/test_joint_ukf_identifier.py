@@ -183,7 +183,7 @@ def test_equals_filterpy_with_the_same_fx_hx(boucwen_record):
     for k in range(1, steps + 1):
         ref.predict(x0=x[k - 1], x1=x[k], v1=v[k])
         ref.update(measured[k : k + 1], x1=x[k], v1=v[k])
-        state, _ = step(params, state, x[k], v[k], measured[k], DT)
+        state, _ = step(params, state, IdentifierInputs(x[k], v[k], measured[k]), DT)
     scale = np.abs(ref.x) + np.sqrt(np.diag(ref.P))
     assert np.max(np.abs(np.asarray(state.filter.x) - ref.x) / scale) < 1e-9
     np.testing.assert_allclose(np.asarray(state.filter.P), ref.P, rtol=1e-7, atol=1e-12 * np.max(np.abs(ref.P)))

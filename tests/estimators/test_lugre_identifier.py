@@ -16,6 +16,8 @@ from scipy.integrate import solve_ivp
 import rths_ident  # noqa: F401  (float64)
 from rths_ident.errors import ParameterError
 from rths_ident.estimators import lugre_identifier as li
+from rths_ident.protocols import IdentifierInputs
+from rths_ident.estimators.online_identifier import scan_steps
 from rths_ident.models.lugre import LuGreParams
 
 FS = 4096.0
@@ -105,12 +107,15 @@ def _check_identified(history, state, params, t, force_clean, label):
 
 
 def test_scenario_initial_theta_bookkeeping():
-    """Digest 001 §9 check 7: Θ̂(0) = [0.9θ1, 1.2857θ2, 0.7θ3] (S1), [0.7θ1, θ2, 0.7θ3] (S2)."""
+    """Digest 001 §9 check 7: Θ̂(0) = [0.9θ1, 1.2857θ2, 0.7θ3] (S1), [0.7θ1, θ2, 0.7θ3] (S2);
+    θ̂(0) = the guess."""
     theta_true = np.array([SIGMA0, SIGMA0 * SIGMA1 / FY, SIGMA3])
-    s1 = li.LuGreIdentifier(_guess("S1")).theta / theta_true
-    s2 = li.LuGreIdentifier(_guess("S2")).theta / theta_true
-    np.testing.assert_allclose(s1, [0.9, 0.9 / 0.7, 0.7], rtol=1e-12)
-    np.testing.assert_allclose(s2, [0.7, 1.0, 0.7], rtol=1e-12)
+    for scenario, expected in (("S1", [0.9, 0.9 / 0.7, 0.7]), ("S2", [0.7, 1.0, 0.7])):
+        ident = li.LuGreIdentifier(_guess(scenario))
+        lip_theta = np.asarray(ident.state.rls.theta * ident.params.theta_reference)
+        np.testing.assert_allclose(lip_theta / theta_true, expected, rtol=1e-12)
+        np.testing.assert_allclose(ident.theta, [_guess(scenario).sigma0, _guess(scenario).Fc,
+                                                 _guess(scenario).sigma3], rtol=1e-12)
 
 
 @pytest.mark.parametrize("scenario", ["S1", "S2"])
@@ -123,7 +128,13 @@ def test_growing_sine_recovers_all_three_parameters(growing_sine, scenario, nois
     _check_identified(history, ident.state, ident.params, t, force, f"sine {scenario} noise={noise}")
 
 
-_vmapped_run = jax.jit(jax.vmap(li.run, in_axes=(0, 0, None, None, None, None)))
+def _run(params, state, x, v, force, dt):
+    """The identifier's step scanned over a record (the shared helper); the outputs."""
+    state, (outputs, _) = scan_steps(li.step, li.estimate, params, state, IdentifierInputs(x, v, force), dt)
+    return state, outputs
+
+
+_vmapped_run = jax.jit(jax.vmap(_run, in_axes=(0, 0, None, None, None, None)))
 
 
 @pytest.mark.slow
@@ -149,7 +160,7 @@ def test_thesis_certainty_equivalence_regressor_is_not_robust(elcentro_sdof):
     P(0) tuning in the thesis); the default sensitivity regressor does (test above)."""
     t, x, v, force = elcentro_sdof
     ident = li.LuGreIdentifier(_guess("S1"), regressor="lip")
-    history = ident.run(x, v, force, DT)
+    history = ident.run(x, v, force, dt=DT)
     assert abs(float(history.Fc[-1]) / FY - 1.0) > 0.05
 
 
@@ -177,7 +188,7 @@ def test_wrapper_step_matches_run(growing_sine):
     n = 64
     stepwise = li.LuGreIdentifier(_guess("S1"))
     outputs = [stepwise.update(x[i], v[i], force[i], DT) for i in range(n)]
-    scanned = li.LuGreIdentifier(_guess("S1")).run(x[:n], v[:n], force[:n], DT)
+    scanned = li.LuGreIdentifier(_guess("S1")).run(x[:n], v[:n], force[:n], dt=DT)
     np.testing.assert_allclose([o.theta for o in outputs], scanned.theta, rtol=1e-12)
     np.testing.assert_allclose([o.force_prediction for o in outputs], scanned.force_prediction, rtol=1e-12)
     last = outputs[-1]
@@ -207,7 +218,7 @@ def test_invalid_options_raise_parameter_error():
     with pytest.raises(ParameterError, match="theta_reference"):
         li.LuGreIdentifierParams(sigma1=1.0, sigma2=1.0, theta_reference=np.array([1.0, -1.0, 1.0]))
     with pytest.raises(ParameterError, match="equal length"):
-        li.LuGreIdentifier(guess).run(np.zeros(5), np.zeros(4), np.zeros(5), DT)
+        li.LuGreIdentifier(guess).run(np.zeros(5), np.zeros(4), np.zeros(5), dt=DT)
 
 
 # ------------------------------------------------------------------------------ confidence of θ̂
@@ -222,7 +233,7 @@ def test_invalid_options_raise_parameter_error():
 # (1) 0.78–1.07 over 8–20 s; (2) 0.57–1.65 over 2–20 s.
 
 _MC_TIMES = (2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 16.0, 19.99)
-_vmapped_over_records = jax.jit(jax.vmap(li.run, in_axes=(None, None, None, None, 0, None)))
+_vmapped_over_records = jax.jit(jax.vmap(_run, in_axes=(None, None, None, None, 0, None)))
 
 
 def _physical_history(history):
@@ -278,7 +289,7 @@ def test_online_protocol_estimate_and_converged_rule(growing_sine):
     assert ident.param_names == ("sigma0", "Fc", "sigma3") and ident.param_units == ("N/m", "N", "N/m")
     _, (outputs, estimates) = jax.jit(lambda s: run_identifier(ident, s, x, v, measured, DT))(ident.initial_state())
     wrapper = li.LuGreIdentifier(_guess("S2"), forgetting=1.0 - 1e-4)
-    history = wrapper.run(x, v, measured, DT)
+    history = wrapper.run(x, v, measured, dt=DT)
     np.testing.assert_allclose(np.asarray(estimates.theta), _physical_history(history), rtol=1e-12)
     np.testing.assert_allclose(np.asarray(estimates.relative_std), np.asarray(history.relative_std), rtol=1e-9)
     std = np.asarray(estimates.relative_std)

@@ -1,4 +1,4 @@
-"""A joint state–parameter UKF identifier over any hysteretic model of :mod:`rths_ident.models`.
+"""The joint state–parameter UKF identifier over any hysteretic model of :mod:`rths_ident.models`.
 
 The specimen is displacement-driven (the RTHS case: the actuator imposes x, the load
 cell measures the restoring force R). For a model class ``Model`` (``ModifiedLuGre``,
@@ -12,11 +12,13 @@ is::
 * model state entries: every leaf of ``Model.State`` except ``displacement`` (which is
   the previous *measured* x, an input, not an unknown), flattened in field order;
   e.g. z for LuGre/Bouc–Wen, (r, H) for the degrading Bouc–Wen, the previous force for
-  the bilinear model. ``state_scale`` (default 1, SI) only conditions the filter.
-* parameter coordinates: ``"log"`` (default) θ_i = θ_ref,i · exp(u_i) — positive by
-  construction, no bounds needed; ``"ratio"`` θ_i = θ_ref,i · u_i (box ``[lower, upper]``
-  on u enforced by the UKF core's sigma-point clipping). θ_ref is the initial guess
-  (``"ratio"`` with θ_ref = 1 is plain SI).
+  the bilinear model. ``state_scale`` (default 1, SI) conditions the filter (the LuGre
+  preset uses the guess's z_ss = F_C/σ0, so that the entry is O(1)); ``state_std`` and
+  ``state_diffusion`` are in these filter units.
+* parameter coordinates (option ``coordinates``): ``"log"`` (default) θ_i = θ_ref,i ·
+  exp(u_i) — positive by construction, no bounds needed; ``"ratio"`` θ_i = θ_ref,i · u_i
+  (box ``[lower, upper]`` on u enforced by the UKF core's sigma-point clipping). θ_ref is
+  the initial guess by default (``"ratio"`` with θ_ref = 1 is plain SI).
 
 Process model (sample k−1 → k; measured x_{k−1}, x_k, ẋ_k)::
 
@@ -30,7 +32,9 @@ Measurement model: R_k = the model's force at the sigma point's end state, i.e.
 ``Model.step`` with a zero displacement increment from it (every model of
 :mod:`rths_ident.models` returns its current force then; the velocity enters as in the
 model, e.g. σ1 ż + σ2 ẋ of LuGre, c_e ẋ of the degrading Bouc–Wen); noise variance
-``force_noise_std²`` [N²].
+``force_noise_std²`` [N²]. With option ``force_scale_field`` (a force-valued identified
+field, e.g. ``"Fc"``) the filter measures R / θ_ref[force_scale_field] instead (noise
+variance scaled alike), so that the measurement is O(1) too; outputs stay in N.
 
 So the equations are the model's own — nothing is written twice. The UKF is the core of
 :mod:`rths_ident.estimators.ukf` (``ukf_predict`` with Q = 0, then P⁻ += Q(Δt), then
@@ -39,13 +43,29 @@ records positive definite).
 
 Confidence: ``relative_std`` of θ̂_i from the parameter block of P — for ``"log"``
 coordinates √(exp(P_uu) − 1) (the log-normal relative std), for ``"ratio"``
-√P_uu/|u|. ``converged`` (documented rule): every relative std ≤
-``convergence_tolerance`` without interruption for the last ``hold_time`` seconds
-(``time_confident`` in the state).
+√P_uu/|u|.
 
-Functional core (pure, JAX-traceable): :func:`make_params`, :func:`init`, :func:`step`,
-:func:`estimate`, :func:`transition`, :func:`measurement`; online protocol:
-:func:`joint_ukf_online_identifier`.
+Yield latch (option ``yield_field``, default none): ``yielded`` latches once |R| ≥
+``yield_fraction`` · θ̂[yield_field] (e.g. F̂_C of LuGre: the nonlinear parameters are
+excited only past yield, digest 001 §4.7); without it ``yielded`` is true from the start.
+
+``converged`` (one documented rule, two ways of timing it; option ``convergence``)::
+
+    converged = yielded ∧ every relative std ≤ convergence_tolerance ∧ time_held ≥ hold_time
+
+* ``"std"`` (default): ``time_held`` counts while every relative std ≤ the tolerance
+  (and yielded), reset to 0 otherwise;
+* ``"band"``: ``time_held`` counts while the parameter coordinates u stay within
+  ±``convergence_band`` of an anchor (re-set to u whenever they leave) and yielded.
+
+``converged_at`` [s] (state) latches the first time ``converged`` holds (NaN before).
+
+Functional core (pure, JAX-traceable; the online protocol's shape): :func:`make_params`,
+:func:`init`, :func:`step` ``(params, state, IdentifierInputs(x, ẋ, R), dt)``,
+:func:`estimate`, :func:`transition`, :func:`measurement`; protocol constructor
+:func:`joint_ukf_online_identifier`; wrapper for scripts :class:`JointUKFIdentifier`.
+Named presets (the LuGre column, the degrading Bouc–Wen column):
+:mod:`rths_ident.estimators.joint_ukf_presets`.
 """
 
 from __future__ import annotations
@@ -60,6 +80,7 @@ import numpy as np
 
 from rths_ident.errors import ParameterError
 from rths_ident._params import field_range, params_dataclass, units_of
+from rths_ident.estimators.identifier_wrapper import IdentifierWrapper
 from rths_ident.protocols import Estimate, IdentifierInputs, OnlineIdentifier
 from rths_ident.estimators.sigma_points import MerweScaledSigmaPoints
 from rths_ident.estimators.ukf import UKFParams, UKFState, ukf_init, ukf_predict, ukf_update
@@ -69,6 +90,7 @@ __all__ = [
     "JointUKFParams",
     "JointUKFState",
     "JointUKFOutput",
+    "JointUKFIdentifier",
     "make_params",
     "init",
     "step",
@@ -79,39 +101,56 @@ __all__ = [
     "model_state",
     "joint_ukf_online_identifier",
     "COORDINATES",
+    "CONVERGENCE_RULES",
 ]
 
 COORDINATES = ("log", "ratio")
+CONVERGENCE_RULES = ("std", "band")
 
 
-@params_dataclass(static=("model", "fields", "state_layout", "coordinates"))
+@params_dataclass(static=("model", "fields", "state_layout", "coordinates", "convergence", "yield_index",
+                          "force_scale_index"))
 class JointUKFParams:
-    """Configuration of the generic joint UKF (build it with :func:`make_params`)."""
+    """Configuration of the joint UKF (build it with :func:`make_params`). Numbers are
+    pytree leaves (configurations of different guesses stack for ``jax.vmap``); the
+    model class and the options are static."""
 
     model_params: Any = None  # the model's Params: known fields, and the guess of the identified ones
     parameter_reference: Any = None  # (p,) θ_ref [SI units of the fields]
-    state_scale: Any = None  # (n_s,) scale of each model state entry [its SI unit]
-    diffusion: Any = None  # (n_s + p,) q, process-noise std per √s of each filter entry
-    initial_std: Any = None  # (n_s + p,) √P(0) of the filter entries
+    state_scale: tuple = ()  # scale of each model state entry [its SI unit], one scalar leaf each
+    diffusion: Any = None  # (n_s + p,) q, process-noise std per √s of each filter entry (filter units)
+    initial_std: Any = None  # (n_s + p,) √P(0) of the filter entries (filter units)
     initial_model_state: Any = None  # (n_s,) model state entries at the start / state_scale
-    ukf: UKFParams = None  # weights, R [N²], optional bounds; Q = 0 (added per step)
+    ukf: UKFParams = None  # weights, R (of the filter's measurement), optional bounds; Q = 0 (added per step)
     convergence_tolerance: float = field_range(
         0.02, low=0.0, low_inclusive=False, doc="'converged' needs every relative std of θ̂ ≤ this"
     )
+    convergence_band: float = field_range(
+        0.005, low=0.0, low_inclusive=False, doc="'band' rule: half-width of the band of u (coordinates)"
+    )
     hold_time: float = field_range(
-        0.5, low=0.0, unit="s", doc="'converged' needs the relative stds below the tolerance for this long"
+        0.5, low=0.0, unit="s", doc="'converged' needs the rule's condition to have held this long"
+    )
+    yield_fraction: float = field_range(
+        0.9, low=0.0, doc="'yielded' latches once |R| ≥ yield_fraction · θ̂[yield_index] (with a yield field)"
     )
     model: Any = None  # the model class (static)
     fields: tuple = ()  # identified field names, in θ̂ order (static)
     state_layout: tuple = ()  # ((State field, shape), ...) without ``displacement`` (static)
     coordinates: str = "log"  # "log" | "ratio" (static)
+    convergence: str = "std"  # "std" | "band" (static)
+    yield_index: int = -1  # index in θ̂ of the yield-force field, or -1: no latch (static)
+    force_scale_index: int = -1  # the filter measures R/θ_ref[this], or R itself with -1 (static)
 
 
 class JointUKFState(NamedTuple):
     filter: UKFState  # mean (n,) and covariance (n, n) of s (module doc)
     previous_displacement: jax.Array  # x_{k−1} [m]
-    time_confident: jax.Array  # s every relative std has been ≤ convergence_tolerance
+    yielded: jax.Array  # bool, latched (True from the start without a yield field)
+    band_anchor: jax.Array  # (p,) u the 'band' rule is centred on
+    time_held: jax.Array  # s the convergence rule's condition has held (module doc)
     time: jax.Array  # s since init
+    converged_at: jax.Array  # s; NaN until first converged
 
 
 class JointUKFOutput(NamedTuple):
@@ -119,8 +158,9 @@ class JointUKFOutput(NamedTuple):
     relative_std: jax.Array  # (p,)
     force_prediction: jax.Array  # a-priori predicted R [N]
     innovation: jax.Array  # R measured − predicted [N]
-    log_likelihood: jax.Array
+    log_likelihood: jax.Array  # of the innovation in the filter's units (R/θ_ref[force_scale_field] or N)
     model_state: Any  # the model state (posterior mean, previous displacement = x_k)
+    yielded: jax.Array  # bool
     converged: jax.Array  # bool
     prior: UKFState  # (x⁻, P⁻) of this step (filter coordinates)
     innovation_variance: jax.Array  # S [N²]
@@ -150,12 +190,14 @@ def _theta_of(params: JointUKFParams, u):
 
 def _split(params: JointUKFParams, s, previous_displacement):
     """(model State, θ) of a filter vector ``s``."""
+    # entry by entry, each scale a scalar leaf of its own (XLA may compile x / s as
+    # x · (1/s) depending on how s reaches the division; scalar leaves keep it a division)
     n_s = _state_size(params.state_layout)
-    scaled = s[:n_s] * params.state_scale
+    scaled = [s[i] * params.state_scale[i] for i in range(n_s)]
     entries, offset = {}, 0
     for name, shape in params.state_layout:
         size = math.prod(shape)
-        entries[name] = jnp.reshape(scaled[offset:offset + size], shape)
+        entries[name] = jnp.reshape(jnp.stack(scaled[offset:offset + size]), shape)
         offset += size
     state = params.model.State(displacement=jnp.asarray(previous_displacement, jnp.float64), **entries)
     return state, _theta_of(params, s[n_s:])
@@ -169,8 +211,10 @@ def model_state(params: JointUKFParams, state: JointUKFState):
 
 def _flat_state(params: JointUKFParams, model_state):
     parts = [jnp.reshape(getattr(model_state, name), (-1,)) for name, _ in params.state_layout]
-    flat = jnp.concatenate(parts) if parts else jnp.zeros((0,))
-    return flat / params.state_scale
+    if not parts:
+        return jnp.zeros((0,))
+    flat = jnp.concatenate(parts)
+    return jnp.stack([flat[i] / params.state_scale[i] for i in range(flat.shape[0])])
 
 
 def transition(s, dt, params: JointUKFParams, previous_displacement, displacement, velocity):
@@ -180,7 +224,9 @@ def transition(s, dt, params: JointUKFParams, previous_displacement, displacemen
     new_state, _ = params.model.step(model_params_at(params, theta), state, ElementInputs(displacement, velocity),
                                      dt)
     n_s = _state_size(params.state_layout)
-    return jnp.concatenate([_flat_state(params, new_state), s[n_s:]])
+    # the parameters pass through untouched (an update of the first n_s entries: XLA
+    # fuses it with the model's step as it fused the LuGre-specific filter's)
+    return s.at[:n_s].set(_flat_state(params, new_state))
 
 
 def _fx(s, _ukf_dt, params, previous_displacement, displacement, velocity, step_dt):
@@ -188,11 +234,18 @@ def _fx(s, _ukf_dt, params, previous_displacement, displacement, velocity, step_
     return transition(s, step_dt, params, previous_displacement, displacement, velocity)
 
 
+def _force_scale(params: JointUKFParams):
+    """The filter measures R / this [N] (module doc), or None: R itself."""
+    return None if params.force_scale_index < 0 else params.parameter_reference[params.force_scale_index]
+
+
 def measurement(s, params: JointUKFParams, displacement, velocity, dt):
-    """hx: the model's restoring force [N] at the end state ``s`` (a zero-increment step)."""
+    """hx: the model's restoring force at the end state ``s`` (a zero-increment step), in
+    the filter's units (divided by θ_ref[force_scale_field] when there is one)."""
     state, theta = _split(params, s, displacement)
     _, force = params.model.step(model_params_at(params, theta), state, ElementInputs(displacement, velocity), dt)
-    return jnp.reshape(force, (1,))
+    scale = _force_scale(params)
+    return jnp.reshape(force if scale is None else force / scale, (1,))
 
 
 # ------------------------------------------------------------------------------ configuration
@@ -208,7 +261,11 @@ def _per_entry(name, value, names, default, positive=True, bound=False):
             raise ParameterError(f"{name} lacks {missing} (needs one value for each of {tuple(names)})")
         arr = np.array([float(value[n]) for n in names])
     else:
-        arr = np.asarray(value, dtype=float)
+        try:
+            arr = np.asarray(value, dtype=float)
+        except (TypeError, ValueError):
+            raise ParameterError(f"{name} must be a number, {len(names)} numbers or a mapping for {tuple(names)}; "
+                                 f"got {value!r}") from None
         arr = np.full(len(names), float(arr)) if arr.ndim == 0 else arr.reshape(-1)
     if arr.shape != (len(names),) or np.any(np.isnan(arr)) or (not bound and not np.all(np.isfinite(arr))):
         raise ParameterError(f"{name} must be a finite scalar, {len(names)} values or a mapping for {tuple(names)}; "
@@ -217,6 +274,13 @@ def _per_entry(name, value, names, default, positive=True, bound=False):
         raise ParameterError(f"{name} must be {'> 0' if positive else '>= 0'} for every entry of {tuple(names)}; "
                              f"got {dict(zip(names, arr.tolist()))}")
     return arr
+
+
+def _positive_number(name, value, meaning):
+    if not (isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+            and np.isfinite(value) and value > 0):
+        raise ParameterError(f"{name} must be {meaning}; got {value!r}")
+    return float(value)
 
 
 def make_params(
@@ -234,27 +298,36 @@ def make_params(
     parameter_reference=None,
     lower=None,
     upper=None,
+    force_scale_field: str | None = None,
     sigma_alpha: float = 0.1,
     sigma_beta: float = 2.0,
     sigma_kappa: float = 0.0,
     initial_state=None,
+    convergence: str = "std",
     convergence_tolerance: float = 0.02,
+    convergence_band: float = 0.005,
     hold_time: float = 0.5,
+    yield_field: str | None = None,
+    yield_fraction: float = 0.9,
 ) -> JointUKFParams:
     """Configuration of the joint UKF of ``model`` identifying ``fields`` of ``guess_params``.
 
     ``force_noise_std`` [N]: std of the load-cell noise (R). ``parameter_std``: initial std
     of each parameter coordinate u (scalar, sequence or mapping by field; for ``"log"`` and
     ``"ratio"`` with the default θ_ref it is a relative std of the guess, default 0.3).
-    ``state_std``: initial std of each model state entry [its SI unit] (default 1e-6 ×
-    ``state_scale``); ``state_scale``: per entry (default 1). ``parameter_diffusion``
-    (default 2e-3) and ``state_diffusion`` (default = ``state_std``): process-noise std per
-    √s of u and of the model state entries [their SI unit]. ``coordinates``: ``"log"`` or
-    ``"ratio"`` (module doc); ``parameter_reference``: θ_ref (default the guess; must be
-    > 0 for ``"log"``); ``lower``/``upper``: box on u for ``"ratio"`` (default none).
-    ``sigma_alpha/beta/kappa``: scaled sigma points. ``initial_state``: mapping of model
-    state entries at the start (default ``model.init``). ``convergence_tolerance``,
-    ``hold_time`` [s]: the ``converged`` rule (module doc).
+    ``state_scale``: per model state entry [its SI unit] (default 1); ``state_std``:
+    initial std of each model state entry in units of its scale (default 1e-6).
+    ``parameter_diffusion`` (default 2e-3) and ``state_diffusion`` (default =
+    ``state_std``): process-noise std per √s of u and of the scaled model state entries.
+    ``coordinates``: ``"log"`` or ``"ratio"`` (module doc); ``parameter_reference``: θ_ref
+    (default the guess; must be > 0 for ``"log"``); ``lower``/``upper``: box on u for
+    ``"ratio"`` (default none). ``force_scale_field``: one of ``fields`` whose θ_ref is a
+    force [N]; the filter then measures R/θ_ref[field] (default none: R in N).
+    ``sigma_alpha/beta/kappa``: scaled sigma points. ``initial_state``:
+    mapping of model state entries [SI] at the start (default ``model.init``).
+    ``convergence`` (``"std"`` | ``"band"``), ``convergence_tolerance``,
+    ``convergence_band``, ``hold_time`` [s]: the ``converged`` rule; ``yield_field`` (one
+    of ``fields``, default none) and ``yield_fraction``: the yield latch (module doc).
     """
     if not (isinstance(model, type) and hasattr(model, "step") and hasattr(model, "init")
             and hasattr(model, "State") and hasattr(model, "Params")):
@@ -272,6 +345,11 @@ def make_params(
         )
     if coordinates not in COORDINATES:
         raise ParameterError(f"coordinates must be one of {COORDINATES}; got {coordinates!r}")
+    if convergence not in CONVERGENCE_RULES:
+        raise ParameterError(f"convergence must be one of {CONVERGENCE_RULES}; got {convergence!r}")
+    for option, value in (("yield_field", yield_field), ("force_scale_field", force_scale_field)):
+        if value is not None and value not in fields:
+            raise ParameterError(f"{option} must be one of the identified fields {fields} (or None); got {value!r}")
     guess = np.array([float(getattr(guess_params, f)) for f in fields])
     reference = guess if parameter_reference is None else _per_entry("parameter_reference", parameter_reference,
                                                                      fields, None)
@@ -292,7 +370,7 @@ def make_params(
     entry_names = [name if shape == () else f"{name}[{i}]" for name, shape in layout
                    for i in range(max(1, math.prod(shape)))]
     scale = _per_entry("state_scale", state_scale, entry_names, 1.0)
-    s_std = _per_entry("state_std", state_std, entry_names, 1e-6 * scale)
+    s_std = _per_entry("state_std", state_std, entry_names, 1e-6)
     s_diff = _per_entry("state_diffusion", state_diffusion, entry_names, s_std, positive=False)
     p_std = _per_entry("parameter_std", parameter_std, fields, None)
     p_diff = _per_entry("parameter_diffusion", parameter_diffusion, fields, None, positive=False)
@@ -305,14 +383,15 @@ def make_params(
     flat0 = np.concatenate([np.reshape(np.asarray(getattr(model_state, name), float), (-1,)) for name, _ in layout]
                            ) if layout else np.zeros(0)
     n = len(entry_names) + len(fields)
-    if not (np.isfinite(force_noise_std) and force_noise_std > 0):
-        raise ParameterError(f"force_noise_std must be a positive force [N]; got {force_noise_std!r}")
+    force_noise_std = _positive_number("force_noise_std", force_noise_std, "a positive force [N]")
+    noise_variance = (force_noise_std / reference[fields.index(force_scale_field)]) ** 2 if force_scale_field \
+        else force_noise_std**2
     try:
         points = MerweScaledSigmaPoints(n, sigma_alpha, sigma_beta, sigma_kappa)
     except ValueError as err:
         raise ParameterError(f"joint UKF sigma points: {err}") from None
     x0 = np.concatenate([flat0 / scale, u0])
-    initial_std = np.concatenate([s_std / scale, p_std])
+    initial_std = np.concatenate([s_std, p_std])
     lower_bound = upper_bound = None
     if lower is not None or upper is not None:
         if coordinates != "ratio":
@@ -324,110 +403,180 @@ def make_params(
                                  f"bounds {dict(zip(fields, zip(lo.tolist(), hi.tolist())))}")
         lower_bound = np.concatenate([np.full(len(entry_names), -np.inf), lo])
         upper_bound = np.concatenate([np.full(len(entry_names), np.inf), hi])
-    ukf_params, _ = ukf_init(points, x0, np.diag(initial_std**2), np.zeros((n, n)), float(force_noise_std) ** 2, 1.0,
+    ukf_params, _ = ukf_init(points, x0, np.diag(initial_std**2), np.zeros((n, n)), noise_variance, 1.0,
                              lower_bound=lower_bound, upper_bound=upper_bound)
     return JointUKFParams(
         model_params=guess_params,
         # jax.device_put: the arrays jnp.asarray gives, without a small program per shape
         parameter_reference=jax.device_put(np.asarray(reference)),
-        state_scale=jax.device_put(np.asarray(scale)),
-        diffusion=jax.device_put(np.concatenate([s_diff / scale, p_diff])),
+        state_scale=tuple(float(value) for value in scale),
+        diffusion=jax.device_put(np.concatenate([s_diff, p_diff])),
         initial_std=jax.device_put(np.asarray(initial_std)),
         initial_model_state=jax.device_put(np.asarray(flat0 / scale)),
         ukf=ukf_params,
         convergence_tolerance=convergence_tolerance,
+        convergence_band=convergence_band,
         hold_time=hold_time,
+        yield_fraction=yield_fraction,
         model=model,
         fields=fields,
         state_layout=layout,
         coordinates=coordinates,
+        convergence=convergence,
+        yield_index=-1 if yield_field is None else fields.index(yield_field),
+        force_scale_index=-1 if force_scale_field is None else fields.index(force_scale_field),
     )
 
 
 # ------------------------------------------------------------------------------ functional core
 
 
+def _coordinates_of(params: JointUKFParams, theta):
+    if params.coordinates == "log":
+        return jnp.log(theta / params.parameter_reference)
+    return theta / params.parameter_reference
+
+
 def init(params: JointUKFParams, displacement=0.0) -> JointUKFState:
     """Filter at the initial guess: s(0) = [model state at the start (``model.init``, or
     :func:`make_params`'s ``initial_state``) / scale, u(θ_guess)], P(0) =
-    diag(initial_std²), at ``displacement`` [m]."""
+    diag(initial_std²), at ``displacement`` [m]; not yielded (unless there is no yield
+    field), nothing held, not converged."""
     theta = jnp.stack([jnp.asarray(getattr(params.model_params, f), jnp.float64) for f in params.fields])
-    u = jnp.log(theta / params.parameter_reference) if params.coordinates == "log" else theta / params.parameter_reference
+    u = _coordinates_of(params, theta)
     x0 = jnp.concatenate([jnp.asarray(params.initial_model_state, jnp.float64), u])
     zero = jnp.zeros((), jnp.float64)
     return JointUKFState(
         filter=UKFState(x0, jnp.diag(params.initial_std**2)),
         previous_displacement=jnp.asarray(displacement, jnp.float64),
-        time_confident=zero,
+        yielded=jnp.asarray(params.yield_index < 0),
+        band_anchor=u,
+        time_held=zero,
         time=zero,
+        converged_at=jnp.asarray(jnp.nan),
     )
 
 
-def estimate(params: JointUKFParams, state: JointUKFState) -> Estimate:
-    """θ̂ [SI], relative std of θ̂ (module doc) and ``converged``."""
+def _confidence(params: JointUKFParams, filter_state: UKFState):
+    """θ̂ [SI] and its relative std (module doc) from the filter's mean and covariance."""
     n_s = _state_size(params.state_layout)
-    u = state.filter.x[n_s:]
-    variance = jnp.maximum(jnp.diag(state.filter.P)[n_s:], 0.0)
+    u = filter_state.x[n_s:]
+    variance = jnp.maximum(jnp.diag(filter_state.P)[n_s:], 0.0)
     theta = _theta_of(params, u)
     if params.coordinates == "log":
         relative_std = jnp.sqrt(jnp.expm1(variance))
     else:
         relative_std = jnp.sqrt(variance) / jnp.abs(u)
-    converged = (state.time_confident >= params.hold_time) & jnp.all(relative_std <= params.convergence_tolerance)
-    return Estimate(theta, relative_std, converged)
+    return theta, relative_std
 
 
-def step(params: JointUKFParams, state: JointUKFState, x, v, measured_force, dt):
-    """One filter step: x [m], v [m/s], measured_force R [N] at the end of ``dt`` [s].
-    Returns ``(state, JointUKFOutput)``. Pure and traceable."""
-    x = jnp.asarray(x, jnp.float64)
-    v = jnp.asarray(v, jnp.float64)
+def _converged(params: JointUKFParams, state: JointUKFState, relative_std):
+    return state.yielded & jnp.all(relative_std <= params.convergence_tolerance) & (state.time_held >= params.hold_time)
+
+
+def estimate(params: JointUKFParams, state: JointUKFState) -> Estimate:
+    """θ̂ [SI], relative std of θ̂ and ``converged`` (module doc), from the state."""
+    theta, relative_std = _confidence(params, state.filter)
+    return Estimate(theta, relative_std, _converged(params, state, relative_std))
+
+
+def step(params: JointUKFParams, state: JointUKFState, inputs: IdentifierInputs, dt):
+    """One filter step at a sample: ``inputs`` = x [m], ẋ [m/s], R [N] at the end of
+    ``dt`` [s]. Returns ``(state, JointUKFOutput)``. Pure and traceable."""
+    x = jnp.asarray(inputs.displacement, jnp.float64)
+    v = jnp.asarray(inputs.velocity, jnp.float64)
+    measured_force = jnp.asarray(inputs.force, jnp.float64)
     dt = jnp.asarray(dt, jnp.float64)
     fx_args = {"params": params, "previous_displacement": state.previous_displacement,
                "displacement": x, "velocity": v, "step_dt": dt}
     hx_args = {"params": params, "displacement": x, "velocity": v, "dt": dt}
     prior = ukf_predict(params.ukf, state.filter, _fx, fx_args)
     prior = prior._replace(P=prior.P + jnp.diag(params.diffusion**2) * dt)
-    posterior, info = ukf_update(params.ukf, prior, jnp.reshape(jnp.asarray(measured_force, jnp.float64), (1,)),
+    scale = _force_scale(params)
+    posterior, info = ukf_update(params.ukf, prior, measured_force if scale is None else measured_force / scale,
                                  measurement, hx_args)
     posterior = posterior._replace(P=0.5 * (posterior.P + posterior.P.T))
-    new_state = state._replace(filter=posterior, previous_displacement=x, time=state.time + dt)
-    theta, relative_std, _ = estimate(params, new_state)
-    confident = jnp.all(relative_std <= params.convergence_tolerance)
-    new_state = new_state._replace(time_confident=jnp.where(confident, state.time_confident + dt, 0.0))
-    converged = estimate(params, new_state).converged
+    theta, relative_std = _confidence(params, posterior)
+    if params.yield_index >= 0:  # static
+        yielded = state.yielded | (jnp.abs(measured_force) >= params.yield_fraction * theta[params.yield_index])
+    else:
+        yielded = state.yielded
+    n_s = _state_size(params.state_layout)
+    u = posterior.x[n_s:]
+    if params.convergence == "band":  # static
+        left_band = jnp.any(jnp.abs(u - state.band_anchor) > params.convergence_band)
+        band_anchor = jnp.where(left_band, u, state.band_anchor)
+        time_held = jnp.where(left_band | ~yielded, 0.0, state.time_held + dt)
+    else:
+        confident = jnp.all(relative_std <= params.convergence_tolerance)
+        band_anchor = state.band_anchor
+        time_held = jnp.where(confident & yielded, state.time_held + dt, 0.0)
+    time = state.time + dt
+    new_state = JointUKFState(filter=posterior, previous_displacement=x, yielded=yielded, band_anchor=band_anchor,
+                              time_held=time_held, time=time, converged_at=state.converged_at)
+    converged = _converged(params, new_state, relative_std)
+    new_state = new_state._replace(converged_at=jnp.where(converged & jnp.isnan(state.converged_at), time,
+                                                          state.converged_at))
     model_state, _ = _split(params, posterior.x, x)
-    output = JointUKFOutput(theta, relative_std, info.z_pred[0], info.y[0], info.log_likelihood, model_state,
-                            converged, prior, info.S[0, 0])
+    force_prediction, innovation, innovation_variance = info.z_pred[0], info.y[0], info.S[0, 0]
+    if scale is not None:
+        force_prediction, innovation, innovation_variance = (force_prediction * scale, innovation * scale,
+                                                             innovation_variance * scale**2)
+    output = JointUKFOutput(theta, relative_std, force_prediction, innovation, info.log_likelihood, model_state,
+                            yielded, converged, prior, innovation_variance)
     return new_state, output
-
-
-def run(params: JointUKFParams, state: JointUKFState, displacement, velocity, measured_force, dt):
-    """Scan :func:`step` over N samples at t_1 … t_N (``state`` holds x at t_0)."""
-
-    def body(state, sample):
-        return step(params, state, *sample, dt)
-
-    samples = tuple(jnp.asarray(a, jnp.float64) for a in (displacement, velocity, measured_force))
-    return jax.lax.scan(body, state, samples)
 
 
 # ------------------------------------------------------------------------------ online protocol
 
 
-def protocol_step(params: JointUKFParams, state: JointUKFState, inputs: IdentifierInputs, dt):
-    """:func:`step` with the online protocol's signature."""
-    return step(params, state, inputs.displacement, inputs.velocity, inputs.force, dt)
-
-
-def joint_ukf_online_identifier(model_class: type, guess_params, fields: Sequence[str], **options) -> OnlineIdentifier:
-    """The generic joint UKF as an :class:`OnlineIdentifier`: θ̂ = the ``fields`` of
+def joint_ukf_online_identifier(model_class: type, guess_params, fields: Sequence[str], *,
+                                name: str | None = None, **options) -> OnlineIdentifier:
+    """The joint UKF as an :class:`OnlineIdentifier`: θ̂ = the ``fields`` of
     ``model_class.Params`` (in that order, SI units of the fields). ``options`` are those
-    of :func:`make_params` (``force_noise_std`` [N] is required)."""
+    of :func:`make_params` (``force_noise_std`` [N] is required); ``name`` defaults to
+    ``joint-ukf-<model class>``."""
     if "force_noise_std" not in options:
         raise ParameterError("joint_ukf_online_identifier needs force_noise_std [N] (the load cell's noise std)")
     params = make_params(model_class, guess_params, fields, **options)
     units = units_of(guess_params)
-    name = f"joint-ukf-{model_class.__name__}"
-    return OnlineIdentifier(name, params, init, protocol_step, estimate, tuple(params.fields),
-                            tuple(units[f] for f in params.fields))
+    return OnlineIdentifier(name or f"joint-ukf-{model_class.__name__}", params, init, step, estimate,
+                            tuple(params.fields), tuple(units[f] for f in params.fields))
+
+
+# ------------------------------------------------------------------------------ wrapper
+
+
+class JointUKFIdentifier(IdentifierWrapper):
+    """The joint UKF for scripts (:class:`~rths_ident.estimators.identifier_wrapper.IdentifierWrapper`):
+    ``update(x, v, force, dt)``, ``run(x, v, force, dt)``, ``theta``, ``relative_std``,
+    ``converged``, ``x``/``P`` (the filter's mean and covariance, filter coordinates),
+    ``model_state`` and ``params_estimate``. All maths lives in :func:`step`.
+
+    >>> ident = JointUKFIdentifier(joint_ukf_online_identifier(BoucWen, guess, ("k", "alpha"), force_noise_std=50.0))
+
+    ``displacement`` [m]: where the specimen starts (default 0).
+    """
+
+    def __init__(self, identifier: OnlineIdentifier, displacement: float = 0.0, dt: float | None = None):
+        super().__init__(identifier, init(identifier.params, displacement), dt=dt)
+
+    @staticmethod
+    def covariance_of(state: JointUKFState):
+        return state.filter.P
+
+    @property
+    def x(self) -> np.ndarray:
+        """The filter's mean s (module doc: scaled model state entries, then u)."""
+        return np.asarray(self.state.filter.x)
+
+    @property
+    def model_state(self):
+        """The model's State at the filter's mean."""
+        return model_state(self.params, self.state)
+
+    @property
+    def params_estimate(self):
+        """The guess's model Params with θ̂ in the identified fields (validated)."""
+        values = dict(zip(self.param_names, self.theta.tolist()))
+        return dataclasses.replace(self.params.model_params, **values)

@@ -73,9 +73,13 @@ force noise, the reported std matches the spread of the estimates over 20 noise 
 reports ``converged`` = yielded and every relative std ≤ ``converged_relative_std``.
 The estimate Θ̂ itself is unaffected by all of this.
 
-Functional core: :func:`init`, :func:`step` (= ``identifier_step``), :func:`run`;
-wrapper :class:`LuGreIdentifier`; :func:`identification_errors` (Eqs. 4.18–4.20, via
-:mod:`rths_ident.metrics`; convergence times: :func:`rths_ident.metrics.convergence_time`).
+Functional core (the online protocol's shape, :mod:`rths_ident.estimators.online_identifier`):
+:func:`init`, :func:`step` ``(params, state, IdentifierInputs(x, ẋ, R), dt)`` (also
+``identifier_step``), :func:`estimate`; a record is one scan
+(:func:`~rths_ident.estimators.online_identifier.run_identifier`); protocol constructor
+:func:`lugre_rls_online_identifier`; wrapper :class:`LuGreIdentifier`;
+:func:`identification_errors` (Eqs. 4.18–4.20, via :mod:`rths_ident.metrics`;
+convergence times: :func:`rths_ident.metrics.convergence_time`).
 """
 
 from __future__ import annotations
@@ -91,6 +95,7 @@ from rths_ident.errors import ParameterError
 from rths_ident._params import field_range, params_dataclass
 from rths_ident.estimators import qp_projection as _qp
 from rths_ident.estimators import rls as _rls
+from rths_ident.estimators.identifier_wrapper import IdentifierWrapper
 from rths_ident.protocols import Estimate, IdentifierInputs, OnlineIdentifier
 from rths_ident.metrics import parameter_error_percent
 from rths_ident.models import ElementInputs
@@ -103,7 +108,7 @@ __all__ = [
     "init",
     "step",
     "identifier_step",
-    "run",
+    "estimate",
     "LuGreIdentifier",
     "identification_errors",
     "confidence",
@@ -304,15 +309,16 @@ def _advance_observer(params: LuGreIdentifierParams, observer: LuGreState, theta
     return LuGreState(displacement=jnp.asarray(x, jnp.float64), z=z)
 
 
-def step(params: LuGreIdentifierParams, state: LuGreIdentifierState, x, v, measured_force, dt):
+def step(params: LuGreIdentifierParams, state: LuGreIdentifierState, inputs: IdentifierInputs, dt):
     """One identifier step at a sample (also exported as ``identifier_step``).
 
-    x: displacement [m], v: velocity [m/s], measured_force: restoring force R [N] (inertia
-    of the specimen removed), dt: sample interval [s]. Returns (state, LuGreIdentifierOutput).
+    ``inputs``: displacement x [m], velocity ẋ [m/s], restoring force R [N] (inertia of
+    the specimen removed); dt: sample interval [s]. Returns (state, LuGreIdentifierOutput).
     Pure and traceable (scan / vmap / jit).
     """
-    x = jnp.asarray(x, jnp.float64)
-    v = jnp.asarray(v, jnp.float64)
+    x = jnp.asarray(inputs.displacement, jnp.float64)
+    v = jnp.asarray(inputs.velocity, jnp.float64)
+    measured_force = inputs.force
     theta_ref = params.theta_reference
     theta_prev = state.rls.theta * theta_ref
 
@@ -401,30 +407,10 @@ def step(params: LuGreIdentifierParams, state: LuGreIdentifierState, x, v, measu
 identifier_step = step
 
 
-def run(params: LuGreIdentifierParams, state: LuGreIdentifierState, displacement, velocity, measured_force, dt):
-    """Scan :func:`step` over a record (arrays of N samples); returns (state, outputs (N, ...))."""
-
-    def body(state, sample):
-        x, v, force = sample
-        return step(params, state, x, v, force, dt)
-
-    samples = tuple(jnp.asarray(a, jnp.float64) for a in (displacement, velocity, measured_force))
-    return jax.lax.scan(body, state, samples)
-
-
-_step_jit = jax.jit(step)
-_run_jit = jax.jit(run)
-
-
 # ------------------------------------------------------------------------------ online protocol
 
 
-def protocol_step(params: LuGreIdentifierParams, state: LuGreIdentifierState, inputs: IdentifierInputs, dt):
-    """:func:`step` with the online protocol's signature (``inputs``: x [m], ẋ [m/s], R [N])."""
-    return step(params, state, inputs.displacement, inputs.velocity, inputs.force, dt)
-
-
-def protocol_estimate(params: LuGreIdentifierParams, state: LuGreIdentifierState) -> Estimate:
+def estimate(params: LuGreIdentifierParams, state: LuGreIdentifierState) -> Estimate:
     """θ̂ = [σ̂0 N/m, F̂_C N, σ̂3 N/m] (Eqs. 4.15–4.17), its relative std (:func:`confidence`)
     and converged = yielded ∧ every relative std ≤ ``converged_relative_std``."""
     lugre = _lugre_params(params, state.rls.theta * params.theta_reference)
@@ -443,7 +429,7 @@ def lugre_rls_online_identifier(guess_params: LuGreParams, forgetting: float = 1
     ``initial_relative_std``). θ̂ = [σ0, F_C, σ3].
     """
     params = LuGreIdentifierParams.from_initial_guess(guess_params, forgetting=forgetting, **options)
-    return OnlineIdentifier("lugre-rls", params, init, protocol_step, protocol_estimate, PARAM_NAMES, PARAM_UNITS)
+    return OnlineIdentifier("lugre-rls", params, init, step, estimate, PARAM_NAMES, PARAM_UNITS)
 
 
 # ------------------------------------------------------------------------------ metrics
@@ -465,64 +451,32 @@ def identification_errors(estimates, true_params: LuGreParams) -> dict[str, floa
 # ------------------------------------------------------------------------------ wrapper
 
 
-class RecordIdentifierWrapper:
-    """Shared stateful part of the column identifiers' wrappers: ``update`` one sample,
-    ``run`` a record, ``converged``. Subclasses set ``_step`` and ``_run`` (jitted pure
-    functions) and build ``params``/``state``; the maths lives in those functions."""
-
-    _step = None
-    _run = None
-
-    @property
-    def converged(self) -> bool:
-        return bool(np.isfinite(self.state.converged_at))
-
-    def update(self, x: float, v: float, measured_force: float, dt: float):
-        self.state, out = type(self)._step(self.params, self.state, x, v, measured_force, dt)
-        self.last_output = out
-        return out
-
-    def run(self, displacement, velocity, measured_force, dt: float):
-        name = type(self).__name__
-        arrays = [np.asarray(a, dtype=float) for a in (displacement, velocity, measured_force)]
-        if any(a.ndim != 1 for a in arrays) or len({a.shape for a in arrays}) != 1:
-            raise ParameterError(
-                f"{name}.run needs 1-D displacement, velocity and measured_force of equal length; got "
-                + ", ".join(str(a.shape) for a in arrays)
-            )
-        if not (np.isfinite(dt) and dt > 0):
-            raise ParameterError(f"{name}.run: dt must be a positive sample interval [s]; got {dt!r}")
-        self.state, history = type(self)._run(self.params, self.state, *arrays, float(dt))
-        return history
-
-
-class LuGreIdentifier(RecordIdentifierWrapper):
-    """Stateful identifier for scripts; all maths lives in :func:`step`.
+class LuGreIdentifier(IdentifierWrapper):
+    """The constrained-RLS LuGre identifier for scripts
+    (:class:`~rths_ident.estimators.identifier_wrapper.IdentifierWrapper`); all maths lives
+    in :func:`step`. ``options``: fields of :class:`LuGreIdentifierParams`.
 
     >>> guess = ModifiedLuGre.params_from_physical(k=0.9 * 1.34e6, Fy=0.7 * 2.24e4)
     >>> ident = LuGreIdentifier(guess)
     >>> out = ident.update(x, v, force, dt)          # one sample
     >>> history = ident.run(x_record, v_record, force_record, dt)
-    >>> ident.params_estimate, ident.converged
+    >>> ident.theta, ident.relative_std, ident.converged, ident.params_estimate
+
+    ``theta`` is θ̂ = [σ̂0 N/m, F̂_C N, σ̂3 N/m] (:func:`estimate`); ``P`` the RLS's
+    covariance of the normalised LIP parameters Θ/Θ_ref.
     """
 
-    _step = staticmethod(_step_jit)
-    _run = staticmethod(_run_jit)
-
     def __init__(self, initial_guess: LuGreParams, **options):
-        self.params = LuGreIdentifierParams.from_initial_guess(initial_guess, **options)
-        self.state = init(self.params)
-        self.last_output: LuGreIdentifierOutput | None = None
+        params = LuGreIdentifierParams.from_initial_guess(initial_guess, **options)
+        super().__init__(OnlineIdentifier("lugre-rls", params, init, step, estimate, PARAM_NAMES, PARAM_UNITS))
 
-    @property
-    def theta(self) -> np.ndarray:
-        return np.asarray(self.state.rls.theta * self.params.theta_reference)
-
-    @property
-    def P(self) -> np.ndarray:
-        """Covariance of the normalised parameters Θ/Θ_ref."""
-        return np.asarray(self.state.rls.covariance)
+    @staticmethod
+    def covariance_of(state: LuGreIdentifierState):
+        return state.rls.covariance
 
     @property
     def params_estimate(self) -> LuGreParams:
-        return ModifiedLuGre.params_from_theta(self.theta, float(self.params.sigma1), float(self.params.sigma2))
+        """θ̂ as model parameters (σ1, σ2 the known ones; validated)."""
+        sigma0, fc, sigma3 = self.theta.tolist()
+        return LuGreParams(sigma0=sigma0, sigma1=float(self.params.sigma1), sigma2=float(self.params.sigma2),
+                           sigma3=sigma3, Fc=fc)

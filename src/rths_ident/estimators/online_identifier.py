@@ -25,32 +25,47 @@ Implementations (constructors return an :class:`OnlineIdentifier`):
 
 * :func:`rths_ident.estimators.lugre_identifier.lugre_rls_online_identifier` — constrained
   RLS on the LIP form of the modified LuGre column;
-* :func:`rths_ident.estimators.lugre_ukf_identifier.lugre_ukf_online_identifier` — joint
-  UKF on the same column;
 * :func:`rths_ident.estimators.joint_ukf_identifier.joint_ukf_online_identifier` — joint
-  state–parameter UKF over any hysteretic model class of :mod:`rths_ident.models`.
+  state–parameter UKF over any hysteretic model class of :mod:`rths_ident.models`, and
+  its named presets (:mod:`rths_ident.estimators.joint_ukf_presets`: ``lugre-column``,
+  ``degrading-bouc-wen``).
+
+A record is one scan of ``step`` (:func:`run_identifier`; :func:`scan_steps` for any
+step function and inputs, e.g. under ``jax.vmap`` over a batch of ``params``). Research
+scripts hold an identifier in :class:`rths_ident.estimators.identifier_wrapper.IdentifierWrapper`.
 
 See docs/estimators/online_identifier.md (how to write your own).
 """
 
 from __future__ import annotations
 
+from typing import Callable
 
 import jax
 import jax.numpy as jnp
 
 from rths_ident.protocols import Estimate, IdentifierInputs, OnlineIdentifier
 
-__all__ = ["IdentifierInputs", "Estimate", "OnlineIdentifier", "run_identifier"]
+__all__ = ["IdentifierInputs", "Estimate", "OnlineIdentifier", "run_identifier", "scan_steps"]
+
+
+def scan_steps(step: Callable, estimate: Callable, params, state, inputs, dt):
+    """Scan ``step(params, state, inputs_k, dt)`` over ``inputs`` (a NamedTuple whose
+    leaves have a leading axis N, one entry per sample); returns ``(state, (outputs,
+    estimates))`` with ``estimates`` = ``estimate(params, state)`` after each sample,
+    every leaf stacked along N. Pure (jit/vmap it; ``params`` is an argument, so a
+    batch of configurations is one ``jax.vmap``)."""
+
+    def body(state, sample):
+        state, outputs = step(params, state, sample, dt)
+        return state, (outputs, estimate(params, state))
+
+    return jax.lax.scan(body, state, inputs)
 
 
 def run_identifier(identifier: OnlineIdentifier, state, displacement, velocity, force, dt):
-    """Scan ``identifier.step`` over a record of N samples; returns ``(state, (outputs,
-    estimates))`` with every leaf stacked along a leading axis N. Pure (jit/vmap it)."""
-
-    def body(state, sample):
-        state, outputs = identifier.step(identifier.params, state, IdentifierInputs(*sample), dt)
-        return state, (outputs, identifier.estimate(identifier.params, state))
-
-    samples = tuple(jnp.asarray(a, jnp.float64) for a in (displacement, velocity, force))
-    return jax.lax.scan(body, state, samples)
+    """Scan ``identifier.step`` over a record of N samples (x [m], ẋ [m/s], R [N] at
+    t_1 … t_N; ``state`` holds t_0); returns ``(state, (outputs, estimates))`` with every
+    leaf stacked along a leading axis N (:func:`scan_steps`). Pure (jit/vmap it)."""
+    samples = IdentifierInputs(*(jnp.asarray(a, jnp.float64) for a in (displacement, velocity, force)))
+    return scan_steps(identifier.step, identifier.estimate, identifier.params, state, samples, dt)

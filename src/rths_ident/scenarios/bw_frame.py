@@ -28,9 +28,9 @@ stiffness and f_y drops by a third), so both degradation rates are exercised.
 * **Numerical substructure:** the other eight columns, same model, wrong initial values
   of the four identified parameters (default −30 % each); the shape constants (α_sv, N,
   η₁, η₂, k_h, c_e) are known (the same section and steel).
-* **Online model updating:** the joint state–parameter UKF of
-  :class:`~rths_ident.estimators.DegradingBoucWenUKFIdentifier` (state [r, H, k_e,
-  f_y0, a, b], driven by the measured displacement, measuring the force) runs inside the
+* **Online model updating:** the joint state–parameter UKF (its ``degrading-bouc-wen``
+  preset: state [r, H, k_e, f_y0, a, b], driven by the measured displacement, measuring
+  the force) runs inside the
   fast loop at ``identifier_rate`` (≥ 500 Hz; default 1 kHz); the hook pushes
   [k̂_e, f̂_y0, â, b̂] into the eight numerical columns every slow step, and the α-OS
   splitting stiffness of the interface follows k̂_e.
@@ -50,7 +50,6 @@ from typing import ClassVar
 
 import numpy as np
 
-from rths_ident.estimators.boucwen_ukf_identifier import DegradingBoucWenUKFIdentifier
 from rths_ident.hybrid.fast_side import actuator as act
 from rths_ident.hybrid.loop.model_updating import UpdateGuards
 from rths_ident.declaration import Field
@@ -60,7 +59,7 @@ from rths_ident.structures.integrators import native_integrator_names
 from rths_ident.hybrid.loop.assembled import HybridTest
 from rths_ident.scenarios.frame_case import ColumnUnderTest
 from rths_ident.protocols import OnlineIdentifier
-from rths_ident.models import DegradingBoucWen
+from rths_ident.models import DegradingBoucWen, DegradingBoucWenParams
 
 SCENARIO = "bw-frame"
 COLUMN_MODELS = ("degrading-boucwen", "boucwen")
@@ -140,20 +139,21 @@ def _with_identified(column, values):
 
 
 def _ukf_identifier(cfg: BWFrameConfig, true_column, guess_values) -> OnlineIdentifier:
-    """The joint UKF of :class:`DegradingBoucWenUKFIdentifier` (its validated P0, Q, R,
-    weights and bounds) over the generic joint-UKF core, i.e. the column's own
-    :meth:`DegradingBoucWen.step` as the transition: state [r, H, k_e, f_y0, a, b],
-    driven by the measured displacement, measuring the force. Logs the identified
-    dissipated energy H every slow step."""
-    dt_identifier = cfg.identifier_every / cfg.fast_rate
-    wrapper = DegradingBoucWenUKFIdentifier(
-        dt_identifier, dict(zip(PARAM_NAMES, guess_values)), cfg.ukf_parameter_std,
+    """The joint UKF's ``degrading-bouc-wen`` preset (its P0, Q, R, weights and bounds)
+    over the column's own :meth:`DegradingBoucWen.step` (two sub-steps per identifier
+    sample): state [r, H, k_e, f_y0, a, b], driven by the measured displacement,
+    measuring the force. Logs the identified dissipated energy H every slow step."""
+    from rths_ident.estimators.joint_ukf_presets import joint_ukf_preset  # noqa: PLC0415
+
+    guess = DegradingBoucWenParams(
         alpha_sv=float(true_column.alpha_sv), N=float(true_column.N), eta1=float(true_column.eta1),
         eta2=float(true_column.eta2), k_h=float(true_column.k_h), c_e=float(true_column.c_e),
-        force_std=cfg.ukf_force_std, min_stiffness_ratio=float(true_column.min_stiffness_ratio),
-        min_strength_ratio=float(true_column.min_strength_ratio),
+        min_stiffness_ratio=float(true_column.min_stiffness_ratio),
+        min_strength_ratio=float(true_column.min_strength_ratio), substeps=2,
+        **{name: float(value) for name, value in zip(PARAM_NAMES, guess_values)},
     )
-    return wrapper.online_identifier()
+    return joint_ukf_preset("degrading-bouc-wen", guess, sample_interval=cfg.identifier_every / cfg.fast_rate,
+                            parameter_std=cfg.ukf_parameter_std, force_std=cfg.ukf_force_std)
 
 
 def identified_dissipated_energy(params, state) -> dict:

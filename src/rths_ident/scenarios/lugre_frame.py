@@ -50,7 +50,7 @@ from typing import ClassVar
 import numpy as np
 
 from rths_ident.errors import ParameterError
-from rths_ident.estimators import lugre_identifier, lugre_ukf_identifier
+from rths_ident.estimators import joint_ukf_presets, lugre_identifier
 from rths_ident.hybrid.fast_side import actuator as act
 from rths_ident.hybrid.loop.model_updating import UpdateGuards
 from rths_ident.declaration import Field
@@ -148,8 +148,8 @@ def _rls_identifier(guess, identifier_rate_hz: float) -> OnlineIdentifier:
 
 
 def _ukf_identifier(guess) -> OnlineIdentifier:
-    """The joint-UKF identifier of the same column."""
-    return lugre_ukf_identifier.lugre_ukf_online_identifier(guess)
+    """The joint UKF of the same column (its ``lugre-column`` preset)."""
+    return joint_ukf_presets.joint_ukf_preset("lugre-column", guess)
 
 
 def column_under_test(cfg: LugreFrameConfig) -> ColumnUnderTest:

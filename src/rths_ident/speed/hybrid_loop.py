@@ -231,6 +231,7 @@ def components(n_steps: int = 8000, repeats: int = 5) -> dict:
                             ElementInputs(x, v))
     from rths_ident.estimators import lugre_identifier  # noqa: PLC0415
     from rths_ident.hybrid.fast_side.compensation import CompensatorInputs, damb  # noqa: PLC0415
+    from rths_ident.protocols import IdentifierInputs  # noqa: PLC0415
 
     def transfer(integrator):
         actuator = dataclasses.replace(fp["actuator"], integrator=integrator)
@@ -271,10 +272,9 @@ def components(n_steps: int = 8000, repeats: int = 5) -> dict:
             lambda p, s, a, b: damb.step(p, s, CompensatorInputs(a, b), dt),
             (damb_params, damb.init(damb_params), x1, v1 * dt), 1),
         f"LuGre identifier (constrained RLS, every {every})": (
-            lambda: _per_slow_step(lambda s, a: lugre_identifier.step(fp["identifier"], s, a[0], a[1], a[2],
-                                                                       dt * every), fs["identifier"],
-                                   (id_x, id_v, id_f), ratio // every),
-            lambda p, s, a, b, c: lugre_identifier.step(p, s, a, b, c, dt * every),
+            lambda: _per_slow_step(lambda s, a: lugre_identifier.step(fp["identifier"], s, a, dt * every),
+                                   fs["identifier"], IdentifierInputs(id_x, id_v, id_f), ratio // every),
+            lambda p, s, a, b, c: lugre_identifier.step(p, s, IdentifierInputs(a, b, c), dt * every),
             (fp["identifier"], fs["identifier"], id_x[1], id_v[1], id_f[1]), every),
     }
     out = {}
