@@ -147,6 +147,12 @@ def _add_check_command(subparsers: argparse._SubParsersAction) -> None:
     add_check_command(subparsers)
 
 
+def _add_study_command(subparsers: argparse._SubParsersAction) -> None:
+    from rths_ident.cli.study import add_study_command  # noqa: PLC0415
+
+    add_study_command(subparsers)
+
+
 def _add_fit_command(subparsers: argparse._SubParsersAction) -> None:
     from rths_ident.cli.fit import add_fit_command  # noqa: PLC0415
 
@@ -187,6 +193,7 @@ COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_run_command,
     _add_new_command,
     _add_check_command,
+    _add_study_command,
     _add_show_command,
     _add_fit_command,
     _add_calibrate_command,
