@@ -198,18 +198,6 @@ def test_no_client_within_wait_is_one_line(capsys, tmp_path):
     assert "no OpenFresco client connected" in captured.err and len(captured.err.strip().splitlines()) == 1
 
 
-def test_site_follows_the_clients_dof_count():
-    from rths_ident.hybrid.fast_side.served_specimen import make_site_factory
-    from rths_ident.models import parse_specimen
-    from rths_ident.transport.openfresco import SetupMessage
-
-    model, params = parse_specimen("linear:k=1e6")
-    assert make_site_factory(model, params)(SetupMessage.for_generic_client(1)).n_basic == 1
-    assert make_site_factory(model, params)(SetupMessage.for_generic_client(2)).n_basic == 2
-    with pytest.raises(ConnectionError, match="1 displacement .* or 2"):
-        make_site_factory(model, params)(SetupMessage.for_generic_client(3))
-
-
 def test_client_with_another_data_size_is_refused(capsys, tmp_path):
     import threading
 

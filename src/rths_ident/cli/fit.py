@@ -205,7 +205,8 @@ def run_fit(args: argparse.Namespace) -> int:
         raise ParameterError(f"--global-generations must be ≥ 0 (0 skips the global stage); got {args.global_generations}")
     with_forms = [name for name, entry in MODELS.items() if args.form in entry.fit.forms]
     if args.form != "auto" and args.model not in with_forms:
-        raise ParameterError(f"--form {args.form} applies to --model {' or '.join(with_forms)} only, not to {args.model}")
+        raise ParameterError(f"--form {args.form} applies to --model {' or '.join(with_forms)} only, "
+                             f"not to {args.model}")
     if args.form != "auto" and args.method not in ("nls", "bayes"):
         raise ParameterError(f"--form applies to the nls and bayes methods, not to {args.method}")
     data, (displacement_unit, force_unit) = _load(args)

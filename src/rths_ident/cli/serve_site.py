@@ -122,13 +122,13 @@ def add_serve_site_parser(serve_subparsers: argparse._SubParsersAction) -> None:
         "site", help="serve a virtual specimen to an OpenFresco client (genericClient, expElement -server)",
         description=__doc__.split("\n\n")[2], formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--port", type=int, required=True, help="TCP port (0: the system picks one, printed)")
-    from rths_ident.hybrid.fast_side.served_specimen import TRANSFER_SYSTEMS  # noqa: PLC0415
+    from rths_ident.hybrid.fast_side.served_specimen import SERVED_TRANSFER_SYSTEMS  # noqa: PLC0415
     from rths_ident.models import MODELS  # noqa: PLC0415
 
     parser.add_argument("--specimen", required=True, metavar="MODEL:field=value,...",
                         help=f"specimen model and its Params in SI, e.g. boucwen:k=2e6,alpha=0.1,A=1,beta=60,"
                              f"gamma=40,n=1; models: {', '.join(MODELS)}")
-    parser.add_argument("--transfer-system", choices=TRANSFER_SYSTEMS, default="ideal",
+    parser.add_argument("--transfer-system", choices=SERVED_TRANSFER_SYSTEMS.names(), default="ideal",
                         help="ideal (the specimen is at the trial displacement) or carrion-spencer (a virtual "
                              "servo-hydraulic actuator with control-structure interaction)")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")

@@ -262,6 +262,6 @@ ENTRY = ModelEntry(
         "BoucWen", _opensees_arguments,
         updatable={"k": "ko", "alpha": "alpha", "n": "n", "gamma": "gamma", "beta": "beta", "A": "Ao"},
         exact_with={"substeps": 1}),
-    example=BoucWenParams(k=2.0e6, alpha=0.1, A=1.0, beta=60.0, gamma=40.0, n=1.0),  # z_u = 1 cm
+    example=BoucWenParams(k=2.0e6, alpha=0.1, A=1.0, beta=600.0, gamma=400.0, n=1.5),  # z_u = 1 cm
     example_peak_displacement=0.03,
 )

@@ -133,7 +133,8 @@ ENTRY = ModelEntry(
     model=LinearElement,
     doc="docs/models/linear.md",
     fit=ModelFit(_fit_parameters),
-    linear_in_parameters=LinearInParameters(_separable, linear="k (+ c, m with a physical time): F = k x + c ẋ + m ẍ"),
+    linear_in_parameters=LinearInParameters(
+        _separable, linear="k (+ c, m with a physical time): F = k x + c ẋ + m ẍ"),
     # uniaxialMaterial Elastic tag E eta: force E·x + eta·ẋ = step's c ẋ + k x (m ẍ is separate)
     opensees_twin=OpenSeesTwin("Elastic", lambda p: (p.k, p.c), updatable={"k": "E", "c": "eta"}),
     example=LinearParams(m=3.0, c=40.0, k=5.0e4),

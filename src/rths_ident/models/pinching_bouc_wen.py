@@ -291,7 +291,7 @@ ENTRY = ModelEntry(
     fit=ModelFit(_fit_parameters, gamma_from_ratio, ratio_from_gamma, forms=FIT_FORMS, off=_FORMS_OFF),
     # z_u = 1 cm; energies per k·z_u² = 100 J (a yield cycle)
     example=PinchingBoucWenParams(
-        k=1.0e6, alpha=0.05, beta=60.0, gamma=40.0, n=1.0, delta_nu=2.0e-4, delta_eta=3.0e-4, delta_A=5.0e-5,
+        k=1.0e6, alpha=0.05, beta=600.0, gamma=400.0, n=1.5, delta_nu=2.0e-4, delta_eta=3.0e-4, delta_A=5.0e-5,
         zeta_s=0.8, p=5.0e-3, q=0.1, psi=4.0e-3, delta_psi=1.0e-6, lam=0.5),
     example_peak_displacement=0.03,
 )

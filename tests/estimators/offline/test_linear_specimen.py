@@ -70,3 +70,35 @@ def test_bad_inputs_raise():
         static_stiffness([1.0, 1.0], [2.0, 3.0])
     with pytest.raises(ParameterError, match="at least two positive peaks"):
         identify_free_vibration(np.arange(10.0), np.linspace(0, 1, 10), 100.0)
+
+
+def test_fit_results_of_a_static_and_a_free_vibration_record():
+    """fit_static_stiffness / fit_free_vibration (what ``fit --method static|logdec`` runs):
+    the slope of an exact line, and the closed-form free vibration's M_e, C_e (eq. 2-2 of
+    seed 002 with M_T = 34.356 kg, C_T = 13.93 N·s/m, K_T = 1570 N/m; numerical part
+    M_1 = 34 kg, C_1 = 8.5 N·s/m, K_1 = 30 N/m)."""
+    from rths_ident.estimators.offline import FitData, fit_free_vibration, fit_static_stiffness
+
+    u = np.linspace(-0.01, 0.01, 9)
+    static = fit_static_stiffness(FitData.from_arrays(u, 1540.0 * u + 0.1, np.arange(u.size, dtype=float)))
+    assert static.model == "linear" and static.method == "static"
+    assert static.params == {"m": 0.0, "c": 0.0, "k": pytest.approx(1540.0, rel=1e-12)}
+    assert static.details["intercept_N"] == pytest.approx(0.1, rel=1e-9)
+
+    M, C, K = 34.356, 13.93, 1570.0
+    wn = math.sqrt(K / M)
+    zeta = C / (2 * M * wn)
+    wd = wn * math.sqrt(1 - zeta**2)
+    t = np.arange(0.0, 8.0, 0.01)
+    u = np.exp(-zeta * wn * t) * (0.01 * np.cos(wd * t) + zeta * wn * 0.01 / wd * np.sin(wd * t))
+    data = FitData.from_arrays(u, 1540.0 * u, t)
+    free = fit_free_vibration(data, 1540.0, numerical_mass=34.0, numerical_damping=8.5, numerical_stiffness=30.0)
+    assert free.params["k"] == 1540.0
+    assert free.params["m"] == pytest.approx(M - 34.0, abs=0.02)  # ill-conditioned: ∂M_T/∂T_d ≈ 74 kg/s
+    assert free.params["c"] == pytest.approx(C - 8.5, abs=0.05)
+    with pytest.raises(ParameterError, match="identified specimen mass is negative"):
+        fit_free_vibration(data, 1540.0, numerical_mass=40.0, numerical_stiffness=30.0)
+    with pytest.raises(ParameterError, match="physical time axis"):
+        fit_free_vibration(FitData.from_arrays(u, 1540.0 * u), 1540.0)
+    with pytest.raises(ParameterError, match="specimen_stiffness K_e must be > 0"):
+        fit_free_vibration(data, 0.0)

@@ -78,3 +78,24 @@ def test_fixed_parameters_are_held_and_checked():
         model_spec("boucwen", data, fixed={"alpha": 2.0})
     with pytest.raises(ParameterError, match="substeps applies to"):
         model_spec("bilinear", data, substeps=8)
+
+
+@pytest.mark.parametrize("unit, dimension", [
+    ("N/m", (1, -1, 0)), ("N*s/m", (1, -1, 1)), ("kg", (1, -1, 2)), ("N", (1, 0, 0)), ("-", (0, 0, 0)),
+    ("1/J", (-1, -1, 0)), ("m/J", (-1, 0, 0)), ("N/m^3", (1, -3, 0)), ("m", (0, 1, 0)), ("1/m^n", (0, "-n", 0)),
+    ("kg*m^2", (1, 1, 2)),
+])
+def test_dimension_of_a_unit_in_force_displacement_time(unit, dimension):
+    # kg = N·s²/m, J = N·m
+    from rths_ident.estimators.offline.model_specs import dimension_of_unit
+
+    assert dimension_of_unit(unit) == dimension
+
+
+def test_a_unit_that_cannot_be_read_is_a_clear_error():
+    from rths_ident.estimators.offline.model_specs import dimension_of_unit
+
+    with pytest.raises(ParameterError, match="unit 'Pa': cannot read 'Pa'"):
+        dimension_of_unit("Pa")
+    with pytest.raises(ParameterError, match="only 1/m\\^n"):
+        dimension_of_unit("N^n")

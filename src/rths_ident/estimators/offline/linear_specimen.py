@@ -207,7 +207,8 @@ def fit_free_vibration(data: FitData, specimen_stiffness: float, *, numerical_ma
         raise ParameterError("the log decrement needs a record with a physical time axis; this one is "
                              "quasi-static (a pseudo-time)")
     if not (np.isfinite(specimen_stiffness) and specimen_stiffness > 0):
-        raise ParameterError(f"specimen_stiffness K_e must be > 0 [N/m] (from a static test); got {specimen_stiffness!r}")
+        raise ParameterError(f"specimen_stiffness K_e must be > 0 [N/m] (from a static test); "
+                             f"got {specimen_stiffness!r}")
     ident = identify_free_vibration(
         data.time, data.displacement, specimen_stiffness + numerical_stiffness,
         numerical_mass=numerical_mass, numerical_damping=numerical_damping, numerical_stiffness=numerical_stiffness,

@@ -150,19 +150,21 @@ def _plotting_posterior(result: FitResult) -> dict:
     import numpy as np
 
     from rths_ident.estimators.offline.model_specs import model_spec
+    from rths_ident.models import MODELS
 
     posterior = result.inference_data.posterior
     spec = model_spec(result.model, result.data, free_A="A" in result.fitted)
+    sampled = {name: np.asarray(posterior[name]) for name in posterior.data_vars}
+    coordinates = MODELS[result.model].fit.coordinates_of(sampled)  # e.g. γ/β from γ and β
     draws = {}
     for p in spec.free:
-        if p.name not in posterior and p.name != "gamma_over_beta":
+        if p.name not in coordinates:
             continue  # held at a fixed value in this fit
-        if p.name == "gamma_over_beta":
-            draws["gamma/beta"] = np.asarray(posterior["gamma"]) / np.asarray(posterior["beta"])
-        elif p.log:
-            draws[f"log10 {p.name}"] = np.log10(np.asarray(posterior[p.name]))
+        label = p.name.replace("_over_", "/")
+        if p.log:
+            draws[f"log10 {label}"] = np.log10(coordinates[p.name])
         else:
-            draws[p.name] = np.asarray(posterior[p.name])
+            draws[label] = coordinates[p.name]
     draws["noise_std"] = np.asarray(posterior["noise_std"])
     return draws
 

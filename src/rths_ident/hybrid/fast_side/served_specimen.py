@@ -3,7 +3,7 @@ site`` serves).
 
 :func:`make_site_factory` gives :class:`~rths_ident.transport.openfresco.ElementServer`
 its ``site(setup)``: a site with as many basic DOFs (1 or 2) as the client controls,
-built for one of the :data:`TRANSFER_SYSTEMS`:
+built for one of the :data:`SERVED_TRANSFER_SYSTEMS`:
 
 * ``ideal``: the specimen is at the client's trial displacement
   (:class:`~rths_ident.transport.openfresco.ModelElementSite`);
@@ -15,15 +15,26 @@ built for one of the :data:`TRANSFER_SYSTEMS`:
 
 from __future__ import annotations
 
-from rths_ident.errors import ParameterError
 from rths_ident.hybrid.fast_side.actuator import CarrionSpencerParams
 from rths_ident.hybrid.fast_side.actuator_element_site import DEFAULT_FAST_RATE, ActuatorElementSite
+from rths_ident.registry import Registry
 from rths_ident.transport.openfresco import ModelElementSite, OpenFrescoProtocolError
 
-__all__ = ["TRANSFER_SYSTEMS", "make_site_factory"]
+__all__ = ["SERVED_TRANSFER_SYSTEMS", "make_site_factory"]
 
-#: how the client's trial displacement reaches the specimen
-TRANSFER_SYSTEMS = ("ideal", "carrion-spencer")
+
+def _ideal_site(model, params, n_basic: int, actuator, fast_rate):
+    return ModelElementSite(model, params, n_basic=n_basic)
+
+
+def _actuator_site(model, params, n_basic: int, actuator, fast_rate):
+    return ActuatorElementSite(model, params, CarrionSpencerParams.table_2_1() if actuator is None else actuator,
+                               n_basic=n_basic, fast_rate=DEFAULT_FAST_RATE if fast_rate is None else fast_rate)
+
+
+#: the transfer systems (names of :data:`~rths_ident.hybrid.fast_side.actuator.TRANSFER_SYSTEMS`)
+#: a served specimen can sit behind → ``site(model, params, n_basic, actuator, fast_rate)``
+SERVED_TRANSFER_SYSTEMS = Registry("transfer system", {"ideal": _ideal_site, "carrion-spencer": _actuator_site})
 
 
 def make_site_factory(model, params, transfer_system: str = "ideal", *, actuator: CarrionSpencerParams | None = None,
@@ -36,11 +47,7 @@ def make_site_factory(model, params, transfer_system: str = "ideal", *, actuator
     A client controlling other than 1 or 2 displacements is refused
     (:class:`~rths_ident.transport.openfresco.OpenFrescoProtocolError`) when it connects.
     """
-    if transfer_system not in TRANSFER_SYSTEMS:
-        raise ParameterError(f"transfer_system: expected one of {', '.join(TRANSFER_SYSTEMS)}, "
-                             f"got {transfer_system!r}")
-    if transfer_system == "carrion-spencer" and actuator is None:
-        actuator = CarrionSpencerParams.table_2_1()
+    build = SERVED_TRANSFER_SYSTEMS[transfer_system]  # ParameterError listing them for another name
 
     def site_for(setup):
         n = setup.ctrl_disp
@@ -48,9 +55,6 @@ def make_site_factory(model, params, transfer_system: str = "ideal", *, actuator
             raise OpenFrescoProtocolError(
                 f"serve site has a 1-D specimen: the client must control 1 displacement (one node) or 2 "
                 f"(two nodes, -dof 1 -dof 1); its setup says {n} (ints {list(setup)})")
-        if transfer_system == "ideal":
-            return ModelElementSite(model, params, n_basic=n)
-        return ActuatorElementSite(model, params, actuator, n_basic=n,
-                                   fast_rate=DEFAULT_FAST_RATE if fast_rate is None else fast_rate)
+        return build(model, params, n, actuator, fast_rate)
 
     return site_for
