@@ -3,7 +3,7 @@ test files (TOML). The kinds of test and their fields are registered in
 :mod:`rths_ident.scenarios`; this package knows none of them."""
 
 from rths_ident.declaration.fields import MISSING, DeclarationError, Field, Where, plain_value
-from rths_ident.declaration.test_file import (
+from rths_ident.declaration.toml_files import (
     Override,
     TestFile,
     parse_override,

@@ -76,7 +76,8 @@ class Field:
     choices : the allowed names: a tuple, a mapping (e.g. a family's
         :class:`~rths_ident.registry.Registry`), or a callable returning either; None: any.
     open_choices : with ``choices``: other values are allowed too when this predicate
-        accepts them (e.g. a shipped record name *or* a file path).
+        accepts them (e.g. a shipped record name *or* a file path); ``open_doc`` says
+        what they are, for messages.
     low, high : the allowed range (inclusive) of a number.
     optional : ``None`` (TOML: the key left out) is allowed and means "not set".
     option : the command-line option (``"--compensation"``); None: only ``--set``.
@@ -96,6 +97,7 @@ class Field:
     item: type = float
     choices: Any = None
     open_choices: Callable[[Any], bool] | None = None
+    open_doc: str = "a file path"
     low: float | None = None
     high: float | None = None
     optional: bool = False
@@ -125,7 +127,7 @@ class Field:
         names = self.choice_names()
         if names is not None:
             text = " | ".join(str(n) for n in names)
-            return text + (" or a file path" if self.open_choices is not None else "")
+            return text + (f" or {self.open_doc}" if self.open_choices is not None else "")
         kind = {float: "a number", int: "a whole number", bool: "true | false", str: "a text",
                 list: "a list of numbers" if self.item is float else "a list of names"}[self.kind]
         if self.low is not None and self.high is not None:

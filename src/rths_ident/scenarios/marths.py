@@ -48,7 +48,8 @@ CONFIG = StudyConfig
 FIELDS = [
     *fields.test_fields(kind_names),
     Field("record.ground_motion", "record", "the benchmark's record: elcentro | kobe | morgan, several separated "
-          "by commas, or all", kind=str, choices=tuple(RECORDS), open_choices=_record_list, option="--record"),
+          "by commas, or all", kind=str, choices=tuple(RECORDS), open_choices=_record_list,
+          open_doc="several separated by commas, or all", option="--record"),
     Field("record.scale", "scale", "factor on the record (the paper's El Centro × 0.40)", low=1e-9, option="--scale"),
     Field("record.duration", "duration", "seconds of the record to run (leave out: all of it)", unit="s", low=1e-9,
           optional=True, option="--duration"),

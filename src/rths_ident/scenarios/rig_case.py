@@ -164,7 +164,8 @@ def rig_fields(cases: tuple, extra: list[Field] = ()) -> list[Field]:
         Field("specimen.site", "site", "the physical side: emulator (the seed 002 board emulated on a "
               "pseudo-terminal), emulator:timed (with the servo's real pace), serial:PORT (a real board), direct "
               "(no rig: the specimen's force computed exactly)", kind=str, choices=("emulator", "emulator:timed",
-              "direct"), open_choices=lambda v: isinstance(v, str) and v.startswith("serial:"), option="--site"),
+              "direct"), open_choices=lambda v: isinstance(v, str) and v.startswith("serial:"),
+              open_doc="serial:PORT", option="--site"),
         Field("specimen.inertia", "specimen_inertia", "the specimen's mass M_e measured on the rig, or carried by the "
               "numerical model (pseudo-dynamic practice)", kind=str, choices=INERTIA_MODES,
               option="--specimen-inertia"),

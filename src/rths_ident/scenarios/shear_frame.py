@@ -15,6 +15,10 @@ The physical side (``specimen.site``):
   servo-hydraulic actuator (sized for ``actuator.peak_force``, ``actuator.stroke``,
   ``actuator.peak_velocity``), the specimen model, sensors; the identifier at the
   identifier rate;
+* ``openfresco:HOST:PORT``, ``adapter:HOST:PORT`` — an element server in another
+  process over the OpenFresco protocol (an OpenFresco site server or ``rths-ident serve
+  site``; an OpenSees ``adapter`` element, whose OpenSees model is the specimen), read
+  once per slow step, the identifier on its readings;
 * ``emulator``, ``emulator:timed``, ``serial:PORT``, ``direct`` — seed 002's servo rig
   (:mod:`rths_ident.rigs`): the emulated board with the declared specimen model behind
   it, a real board on a serial port, or the specimen's force computed exactly; read
@@ -56,8 +60,23 @@ DEFAULT_MODEL = "bilinear"
 DEFAULT_PARAMS = (("k", 1540.0), ("fy", 8.0), ("b", 0.05))
 
 
+#: sites reached over TCP with the OpenFresco protocol: the prefix -> the client's dialect
+#: (openfresco: an OpenFresco SimAppSiteServer or ``rths-ident serve site``; adapter: an
+#: OpenSees ``adapter`` element, whose model is the specimen)
+REMOTE_SITES = {"openfresco": "simapp", "adapter": "adapter"}
+
+
 def _site_value(value) -> bool:
-    return isinstance(value, str) and value.startswith("serial:") and len(value) > len("serial:")
+    """``serial:PORT``, ``openfresco:HOST:PORT`` or ``adapter:HOST:PORT``."""
+    if not isinstance(value, str):
+        return False
+    prefix, _, rest = value.partition(":")
+    if prefix == "serial":
+        return bool(rest)
+    if prefix in REMOTE_SITES:
+        host, _, port = rest.rpartition(":")
+        return bool(host) and port.isdigit() and 1 <= int(port) <= 65535
+    return False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -101,7 +120,7 @@ class ShearFrameConfig(FrameTestConfig):
         if unknown:
             self.bad("column_params", f"fields of {self.column_model}: {', '.join(names)}")
         if self.site not in SITES and not _site_value(self.site):
-            self.bad("site", " | ".join(SITES) + " | serial:PORT")
+            self.bad("site", " | ".join(SITES) + " | serial:PORT | openfresco:HOST:PORT | adapter:HOST:PORT")
         if self.identifier not in IDENTIFIERS:
             self.bad("identifier", " | ".join(IDENTIFIERS))
         bad = [n for n in self.identified if n not in names]
@@ -158,8 +177,10 @@ def fields_for(model_name: str | None) -> list[Field]:
         *fields.substructure_fields(native_integrator_names()),
         Field("specimen.site", "site", "the physical side: virtual (actuator + specimen model), emulator (seed "
               "002's board emulated on a pseudo-terminal, the specimen model behind it), emulator:timed, "
-              "serial:PORT (a real board), direct (no rig: the model's force at the target)", kind=str,
-              choices=SITES, open_choices=_site_value, option="--site"),
+              "serial:PORT (a real board), direct (no rig: the model's force at the target), "
+              "openfresco:HOST:PORT (an OpenFresco site server or rths-ident serve site), adapter:HOST:PORT (an "
+              "OpenSees adapter element)", kind=str, choices=SITES, open_choices=_site_value,
+              open_doc="serial:PORT | openfresco:HOST:PORT | adapter:HOST:PORT", option="--site"),
         Field("specimen.model", "column_model", "the columns' model (every column; one is tested)", kind=str,
               choices=MODELS, option="--model"),
         *_model_fields(model_name),
@@ -266,11 +287,21 @@ def open_rig_site(cfg: ShearFrameConfig, column: ColumnUnderTest):
     from rths_ident.rigs.site_spec import open_site  # noqa: PLC0415
 
     dt = 1.0 / cfg.slow_rate
+    identifier = column.identifier if column.param_names else None
+    prefix, _, address = cfg.site.partition(":")
+    if prefix in REMOTE_SITES:
+        from rths_ident.transport.openfresco_client import OpenFrescoClient  # noqa: PLC0415
+        from rths_ident.transport.remote_site import RemoteElementSite  # noqa: PLC0415
+        from rths_ident.transport.remote_substructure import parse_address  # noqa: PLC0415
+
+        host, port = parse_address(address)
+        client = OpenFrescoClient.connect(host, port, 1, dialect=REMOTE_SITES[prefix], wait_for_server_s=10.0)
+        return RigLoopSite(RemoteElementSite(client, dt), identifier, dt)
     stack = contextlib.ExitStack()
     specimen = HystereticSpecimen(column.model, column.specimen, test_dt=dt)
     hardware = stack.enter_context(open_site(cfg.site, dt, specimen=specimen, seed=cfg.seed, mode=cfg.rig_mode,
                                              limits=RigLimits(stroke=cfg.rig_stroke_limit, force=cfg.rig_force_limit)))
-    return RigLoopSite(hardware, column.identifier if column.param_names else None, dt, on_close=stack.close)
+    return RigLoopSite(hardware, identifier, dt, on_close=stack.close)
 
 
 def run_scenario(cfg: ShearFrameConfig, options: RunOptions = RunOptions()) -> dict:
