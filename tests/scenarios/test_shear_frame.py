@@ -116,3 +116,69 @@ def test_the_docs_show_the_examples_as_they_are():
     assert re.findall(r"```toml\n(.*?)```", doc, flags=re.S)[0] == EXAMPLE.read_text(encoding="utf-8")
     assert re.findall(r"```python\n(.*?)```", doc, flags=re.S) == [
         (EXAMPLE.parent / "own_hybrid_test.py").read_text(encoding="utf-8")]
+
+
+ADAPTER_SERVER = """
+import sys
+import openseespy.opensees as ops
+
+port = int(sys.argv[1])
+ops.wipe()
+ops.model('basic', '-ndm', 1, '-ndf', 1)
+ops.node(1, 0.0)
+ops.node(2, 0.0)
+ops.fix(1, 1)
+ops.uniaxialMaterial('Steel01', 1, 8.0, 1540.0, 0.05)   # the file's bilinear column: fy, k, b
+ops.element('zeroLength', 1, 1, 2, '-mat', 1, '-dir', 1)
+ops.element('adapter', 2, '-node', 2, '-dof', 1, '-stif', 1.0e12, port)
+ops.timeSeries('Linear', 1)
+ops.pattern('Plain', 1, 1)
+ops.constraints('Plain')
+ops.numberer('Plain')
+ops.system('FullGeneral')
+ops.test('NormDispIncr', 1.0e-14, 50)
+ops.algorithm('Newton')
+ops.integrator('LoadControl', 1.0)
+ops.analysis('Static')
+while True:  # one step per client exchange; the adapter ends the process on DIE
+    if ops.analyze(1) != 0:
+        raise SystemExit('adapter server: analysis failed')
+"""
+
+
+@pytest.mark.opensees
+@pytest.mark.slow
+def test_the_site_line_reaches_an_opensees_adapter_element(tmp_path):
+    """specimen.site = adapter:HOST:PORT: the specimen is OpenSees' own Steel01 behind its
+    adapter element (the real OpenFresco-protocol server), and what it measured is our
+    bilinear model along the same displacements (a second implementation)."""
+    import socket
+    import subprocess
+    import sys
+
+    pytest.importorskip("openseespy")
+    from rths_ident.models import BilinearKinematic, BilinearParams
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    script = tmp_path / "adapter.py"
+    script.write_text(ADAPTER_SERVER)
+    server = subprocess.Popen([sys.executable, str(script), str(port)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        record = tmp_path / "adapter.h5"
+        result = load_test(EXAMPLE, record={"duration": 4.0}, specimen={"site": f"adapter:127.0.0.1:{port}"}).run(
+            compare=False, test_record=record)
+        assert result.complete
+    finally:
+        try:
+            server.communicate(timeout=60)
+        finally:
+            if server.poll() is None:
+                server.kill()
+    steps = read_test_record(record).steps
+    x, force = np.ravel(steps["fast/measured"]), np.ravel(steps["fast/force"])
+    ours = BilinearKinematic(BilinearParams(k=1540.0, fy=8.0, b=0.05)).force_history(x)
+    assert np.max(np.abs(force)) > 8.0  # it yielded
+    np.testing.assert_allclose(force, ours, atol=1e-6 * np.max(np.abs(ours)))
