@@ -46,6 +46,7 @@ def test_library_reductions_are_switched_off_unless_the_user_set_them():
 # candidate 3×3 matrices): what XLA hands to YNNPACK as a custom fusion when allowed to
 BATCHED_PRODUCT_LOOP = """
 import rths_ident, jax, jax.numpy as jnp
+rths_ident.configure()
 from rths_ident import small_loop_kernels as s
 def body(a, _):
     return jnp.sum(a[:, :, :, None] * a[0][None, None, :, :], axis=2) * 0.5, None

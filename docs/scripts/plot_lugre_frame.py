@@ -12,8 +12,12 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import rths_ident
+
 from rths_ident.scenarios import lugre_frame
 from rths_ident.runner.options import RunOptions
+
+rths_ident.configure()  # before any JAX computation: XLA's small-loop kernels, as the command line
 
 FIGURES = Path(__file__).resolve().parents[1] / "figures"
 SHOWN = ("tracking", "reference_vs_hybrid", "specimen_hysteresis", "parameters", "updating_vs_none")

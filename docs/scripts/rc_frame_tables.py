@@ -12,8 +12,12 @@ from __future__ import annotations
 import argparse
 import json
 
+import rths_ident
+
 from rths_ident.scenarios import rc_frame
 from rths_ident.runner.options import RunOptions
+
+rths_ident.configure()  # before any JAX computation: XLA's small-loop kernels, as the command line
 
 
 def run(duration=None) -> list[dict]:
