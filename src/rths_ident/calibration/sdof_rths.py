@@ -37,6 +37,7 @@ from rths_ident.hybrid.fast_side import actuator as act
 from rths_ident.hybrid.fast_side import sensors
 from rths_ident.hybrid.loop.engine import LoopState, SlowStepFunctions, run_fused
 from rths_ident.hybrid.fast_side.rate_transition import predictor_corrector
+from rths_ident.estimators.registry import no_identifier
 from rths_ident.hybrid.fast_side.fast_chunk import (
     FastSide,
     Strategy,
@@ -44,7 +45,6 @@ from rths_ident.hybrid.fast_side.fast_chunk import (
     initial_fast_state,
     make_fast_chunk,
     make_identify,
-    null_identifier,
 )
 from rths_ident.models import LinearElement, LinearParams
 
@@ -165,7 +165,7 @@ def build_study(kind: str, settings: StudySettings = StudySettings(),
         transition_predicts_ahead=False, compensation=Strategy(space.module, comp_params),
         actuator_step=actuator_step, actuator=actuator, specimen_model=LinearElement,
         specimen=LinearParams(k=1.0e4), sensor_displacement=displacement, sensor_force=force,
-        sensor_velocity=ideal, identifier=null_identifier(), identifier_every=1, sensor_noise=settings.sensor_noise)
+        sensor_velocity=ideal, identifier=no_identifier(), identifier_every=1, sensor_noise=settings.sensor_noise)
 
     def hook(state, estimate, k):
         return state, jnp.asarray(False)

@@ -37,6 +37,8 @@ with a preset's constructor): :class:`LuGreUKFIdentifier`,
 
 from __future__ import annotations
 
+from rths_ident.registry import Registry
+
 from typing import Callable, Mapping, NamedTuple, Sequence
 
 import numpy as np
@@ -228,7 +230,7 @@ def degrading_bouc_wen_options(
 # ------------------------------------------------------------------------------ registry
 
 
-PRESETS: dict[str, JointUKFPreset] = {
+PRESETS: Registry[JointUKFPreset] = Registry("joint UKF preset", {
     preset.name: preset
     for preset in (
         JointUKFPreset("lugre-column", ModifiedLuGre, LUGRE_FIELDS, lugre_column_options,
@@ -236,16 +238,14 @@ PRESETS: dict[str, JointUKFPreset] = {
         JointUKFPreset("degrading-bouc-wen", DegradingBoucWen, DEGRADING_BOUC_WEN_FIELDS, degrading_bouc_wen_options,
                        "seed 000's degrading Bouc–Wen specimen: k_e, f_y0, a, b in SI; std rule"),
     )
-}
+})
 
 
 def joint_ukf_preset(name: str, guess_params, **overrides) -> OnlineIdentifier:
     """The joint UKF of preset ``name`` (:data:`PRESETS`) for the guess ``guess_params``
     (the preset model's Params: known fields, and the guess of the identified ones);
     ``overrides``: the preset's keyword options."""
-    if name not in PRESETS:
-        raise ParameterError(f"unknown joint UKF preset {name!r}; one of {sorted(PRESETS)}")
-    preset = PRESETS[name]
+    preset = PRESETS[name]  # an unknown name: the registry's error, naming the presets
     return joint_ukf_online_identifier(preset.model, guess_params, preset.fields, name=name,
                                        **preset.options(guess_params, **overrides))
 

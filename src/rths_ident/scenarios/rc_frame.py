@@ -71,7 +71,7 @@ from rths_ident.scenarios import components, fields, remote_ns
 from rths_ident.scenarios.kinds import kind_names
 from rths_ident.scenarios.components import NATIVE_INTEGRATORS
 from rths_ident.scenarios.config import HybridTestConfig
-from rths_ident.hybrid.fast_side.fast_chunk import null_identifier
+from rths_ident.estimators.registry import no_identifier
 from rths_ident.models import DegradingBoucWen
 from rths_ident.structures.numerical_substructure import NS_BACKENDS, NativeSubstructure, native_ns_step
 from rths_ident.structures.integrators import INTEGRATORS
@@ -212,7 +212,7 @@ def build(cfg: RCFrameConfig) -> HybridTest:
         return np.asarray(logs["fast"]["target"])[:, 0]
 
     side = components.fast_side(cfg, specimen_model=DegradingBoucWen, specimen=specimen,
-                                actuator=_actuator(cfg, specimen), identifier=null_identifier(),
+                                actuator=_actuator(cfg, specimen), identifier=no_identifier(),
                                 realisation=realisation)
 
     def reference():

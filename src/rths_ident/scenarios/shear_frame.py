@@ -40,6 +40,7 @@ import numpy as np
 
 from rths_ident.declaration import Field
 from rths_ident.errors import ParameterError
+from rths_ident.estimators.registry import IDENTIFIERS
 from rths_ident.hybrid.fast_side import actuator as act
 from rths_ident.hybrid.loop.model_updating import UpdateGuards
 from rths_ident.models import ElementInputs
@@ -52,12 +53,13 @@ from rths_ident.structures.integrators import native_integrator_names
 
 SCENARIO = "shear-frame"
 UPDATING_MODES = ("ukf", "none", "oracle")
-IDENTIFIERS = ("ukf", "none")
 SITES = ("virtual", "emulator", "emulator:timed", "direct")
 #: the model and parameters a new shear-frame test starts from: a bench-scale bilinear
 #: column (seed 002's rig: 10 mm stroke, 16.7 N) — k [N/m], f_y [N], b [-]
 DEFAULT_MODEL = "bilinear"
 DEFAULT_PARAMS = (("k", 1540.0), ("fy", 8.0), ("b", 0.05))
+#: RLS memory [s]: the forgetting factor per sample is 1 − 1/(memory · identifier rate)
+RLS_MEMORY_S = 10.0
 
 
 #: sites reached over TCP with the OpenFresco protocol: the prefix -> the client's dialect
@@ -122,7 +124,11 @@ class ShearFrameConfig(FrameTestConfig):
         if self.site not in SITES and not _site_value(self.site):
             self.bad("site", " | ".join(SITES) + " | serial:PORT | openfresco:HOST:PORT | adapter:HOST:PORT")
         if self.identifier not in IDENTIFIERS:
-            self.bad("identifier", " | ".join(IDENTIFIERS))
+            self.bad("identifier", IDENTIFIERS.choices())
+        applies_to = IDENTIFIERS[self.identifier].models
+        if applies_to is not None and self.column_model not in applies_to:
+            self.bad("identifier", f"one that applies to {self.column_model} ({IDENTIFIERS[self.identifier].description} "
+                     f"applies to {', '.join(applies_to)})")
         bad = [n for n in self.identified if n not in names]
         if bad or not self.identified:
             self.bad("identified", f"one or more fields of {self.column_model}: {', '.join(names)}")
@@ -185,7 +191,8 @@ def fields_for(model_name: str | None) -> list[Field]:
               choices=MODELS, option="--model"),
         *_model_fields(model_name),
         Field("identifier.kind", "identifier", "ukf: a joint UKF over the model identifies the fields below on the "
-              "specimen; none: nothing is identified", kind=str, choices=IDENTIFIERS),
+              "specimen; rls: seed 001's constrained RLS (modified LuGre: sigma0, Fc, sigma3); none: nothing is "
+              "identified", kind=str, choices=IDENTIFIERS),
         Field("identifier.fields", "identified", "the identified fields (pushed into every numerical column)",
               kind=list, item=str),
         Field("identifier.initial_error", "initial_error", "relative error of the numerical columns' identified "
@@ -236,20 +243,15 @@ def _tangent_at_rest(model: type, params, dt: float):
 
 def column_under_test(cfg: ShearFrameConfig) -> ColumnUnderTest:
     """The declared column, its identifier and how θ̂ enters the numerical columns."""
-    from rths_ident.estimators.joint_ukf_identifier import joint_ukf_online_identifier  # noqa: PLC0415
-    from rths_ident.hybrid.fast_side.fast_chunk import null_identifier  # noqa: PLC0415
-
     model, true_column = cfg.model, cfg.column()
     names = tuple(cfg.identified)
     true_values = np.array([float(getattr(true_column, n)) for n in names])
     guess = dataclasses.replace(true_column, **dict(zip(names, (1.0 + cfg.initial_error) * true_values)))
     guess_values = np.array([float(getattr(guess, n)) for n in names])
-    if cfg.identifier == "ukf":
-        identifier = joint_ukf_online_identifier(model, guess, names, force_noise_std=cfg.ukf_force_std,
-                                                 parameter_std=cfg.ukf_parameter_std)
-    else:
-        identifier = null_identifier()
-        names = ()
+    options = {"ukf": {"force_noise_std": cfg.ukf_force_std, "parameter_std": cfg.ukf_parameter_std},
+               "rls": {"forgetting": 1.0 - 1.0 / (RLS_MEMORY_S * cfg.fast_rate / cfg.identifier_every)}}
+    identifier = IDENTIFIERS[cfg.identifier].build(model, guess, names, **options.get(cfg.identifier, {}))
+    names = tuple(identifier.param_names)
     dt_fast = 1.0 / cfg.fast_rate
 
     def with_estimate(estimate):

@@ -63,14 +63,6 @@ class Strategy(NamedTuple):
     params: Any
 
 
-def null_identifier() -> OnlineIdentifier:
-    """No online identifier (a test whose NS shares no model with the specimen): θ̂ is
-    empty and never converges."""
-    empty = jnp.zeros(0)
-    return OnlineIdentifier("none", (), lambda params: (), lambda params, state, inputs, dt: (state, ()),
-                            lambda params, state: Estimate(empty, empty, jnp.asarray(False)), (), ())
-
-
 def no_identifier_log(params, state) -> dict:
     """The default of :attr:`FastSide.identifier_log`: nothing extra to log."""
     return {}
