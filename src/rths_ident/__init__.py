@@ -25,7 +25,7 @@ import jax as _jax
 
 _jax.config.update("jax_enable_x64", True)
 
-__version__ = "0.1.0"
+from rths_ident._version import __version__  # noqa: E402
 
 __all__ = ["__version__", "configure", "load_test", "HybridTest"]
 

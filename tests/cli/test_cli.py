@@ -116,7 +116,7 @@ def test_a_command_line_that_names_a_command_builds_only_that_one():
     assert cli._requested_command(["--help"]) is None
     assert cli._requested_command(["nonsense", "run"]) is None
     assert [cli.command_name(add) for add in cli.COMMANDS] == [
-        "run", "new", "check", "show", "fit", "calibrate", "bench", "serve", "datasets"]
+        "run", "new", "check", "study", "show", "fit", "calibrate", "bench", "serve", "datasets"]
     only_run = cli.build_parser("run")._subparsers._group_actions[0].choices
     assert list(only_run) == ["run"]
     assert cli.main(["run", "--help"]) == 0

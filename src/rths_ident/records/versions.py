@@ -8,7 +8,7 @@ import platform
 import h5py
 import numpy as np
 
-from rths_ident import __version__
+from rths_ident._version import __version__
 
 #: distributions whose versions a record keeps (read from their metadata: nothing is
 #: imported, so a record does not load OpenSeesPy to say which version is installed)

@@ -25,7 +25,6 @@ import sys
 import threading
 import time as _time
 
-import rths_ident
 from rths_ident.transport.errors import TransportError
 from rths_ident.transport.remote_substructure import stop_server
 
@@ -73,7 +72,7 @@ class NSServerProcess:
                 (the message quotes its last error line); it is then stopped.
         """
         env = dict(os.environ)
-        source = os.path.dirname(os.path.dirname(os.path.abspath(rths_ident.__file__)))
+        source = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # …/src
         env["PYTHONPATH"] = os.pathsep.join([source] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
         self.process = subprocess.Popen(self.command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                         env=env, bufsize=1)
