@@ -48,3 +48,21 @@ def test_readme_fit_line_runs_as_written(monkeypatch, capsys):
     assert values["k"] == pytest.approx(2.0e6, rel=0.01)
     assert values["fy"] == pytest.approx(30e3, rel=0.01)
     assert values["b"] == pytest.approx(0.05, rel=0.03)
+
+
+@pytest.mark.slow
+def test_readme_api_example_runs_as_its_comments_say(tmp_path, monkeypatch):
+    import rths_ident
+
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+    assert len(blocks) >= 2, "README lost its Python API example"
+    monkeypatch.chdir(tmp_path)  # it writes my_frame.toml where it runs
+    namespace: dict = {}
+    exec(compile(blocks[1], "README.md", "exec"), namespace)  # noqa: S102
+    result = namespace["result"]
+    assert result.complete and result.stopped is None
+    assert result.metrics["compensation"] == "amb"  # with_changes(compensation={"kind": "amb"})
+    assert result.metrics["sim_duration_s"] == pytest.approx(2.0, abs=0.02)  # record={"duration": 2.0}
+    assert 0.0 < result.metrics["J2_percent"] < 100.0
+    saved = rths_ident.load_test(tmp_path / "my_frame.toml")  # the saved file is the same test
+    assert saved.kind_name == "shear-frame" and saved.config == namespace["own"].config
