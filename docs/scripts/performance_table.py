@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(table)
         return 0
     args.doc.write_text(replace_table(args.doc.read_text(encoding="utf-8"), table), encoding="utf-8")
-    print(f"table ({table.count(chr(10)) - 3} figures) → {args.doc}")
+    print(f"table ({table.count(chr(10)) - 4} figures) → {args.doc}")
     return 0
 
 
