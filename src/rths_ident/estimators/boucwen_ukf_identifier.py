@@ -54,6 +54,7 @@ import numpy as np
 from rths_ident.errors import ParameterError
 from rths_ident._params import field_range, params_dataclass
 from rths_ident.estimators.identifier_wrapper import IdentifierWrapper
+from rths_ident.estimators.parameter_prior import parameter_prior
 from rths_ident.protocols import Estimate
 from rths_ident.estimators.sigma_points import MerweScaledSigmaPoints
 from rths_ident.estimators.ukf import UKFParams, UKFState, ukf_init, ukf_step
@@ -86,25 +87,11 @@ _N_STATES = 3  # x, v, z before the parameters
 
 
 def _guess_and_std(names, initial_guess, parameter_std):
-    """θ(0) and its std from the wrappers' arguments (std relative to the guess, or
-    absolute per name as a mapping); clear errors for missing or non-positive entries."""
+    """θ(0) and its std from the ``initial_guess`` mapping (:func:`parameter_prior`)."""
     missing = [p for p in names if p not in initial_guess]
     if missing:
         raise ParameterError(f"initial_guess lacks {missing} (needs {names})")
-    theta0 = np.array([float(initial_guess[p]) for p in names])
-    if isinstance(parameter_std, Mapping):
-        missing = [p for p in names if p not in parameter_std]
-        if missing:
-            raise ParameterError(f"parameter_std lacks {missing} (needs {names})")
-        theta_std = np.array([float(parameter_std[p]) for p in names])
-    else:
-        theta_std = float(parameter_std) * np.abs(theta0)
-    if np.any(~(theta_std > 0)):
-        raise ParameterError(
-            f"parameter_std must be positive for every parameter; got {dict(zip(names, theta_std.tolist()))} "
-            "(give absolute values as a mapping for parameters guessed as 0)"
-        )
-    return theta0, theta_std
+    return parameter_prior(names, [float(initial_guess[p]) for p in names], parameter_std)
 
 
 class BoucWenSDOFConstants(NamedTuple):

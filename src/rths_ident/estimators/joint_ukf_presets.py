@@ -37,6 +37,7 @@ with a preset's constructor): :class:`LuGreUKFIdentifier`,
 
 from __future__ import annotations
 
+from rths_ident.estimators.parameter_prior import parameter_prior
 from rths_ident.registry import Registry
 
 from typing import Callable, Mapping, NamedTuple, Sequence
@@ -136,24 +137,6 @@ def lugre_ukf_online_identifier(guess_params: LuGreParams, **overrides) -> Onlin
 # ------------------------------------------------------------------------------ degrading-bouc-wen
 
 
-def _guess_and_std(names, guess_values, parameter_std):
-    """θ(0) and its std (relative to the guess, or absolute per name as a mapping)."""
-    theta0 = np.asarray(guess_values, dtype=float)
-    if isinstance(parameter_std, Mapping):
-        missing = [p for p in names if p not in parameter_std]
-        if missing:
-            raise ParameterError(f"parameter_std lacks {missing} (needs {names})")
-        theta_std = np.array([float(parameter_std[p]) for p in names])
-    else:
-        theta_std = float(parameter_std) * np.abs(theta0)
-    if np.any(~(theta_std > 0)):
-        raise ParameterError(
-            f"parameter_std must be positive for every parameter; got {dict(zip(names, theta_std.tolist()))} "
-            "(give absolute values as a mapping for parameters guessed as 0)"
-        )
-    return theta0, theta_std
-
-
 def degrading_bouc_wen_options(
     guess_params: DegradingBoucWenParams,
     *,
@@ -183,7 +166,7 @@ def degrading_bouc_wen_options(
     force_std = float(force_std)
     if not (np.isfinite(force_std) and force_std > 0):
         raise ParameterError(f"force_std must be finite and > 0; got {force_std!r}")
-    theta0, theta_std = _guess_and_std(names, [getattr(guess_params, n) for n in names], parameter_std)
+    theta0, theta_std = parameter_prior(names, [getattr(guess_params, n) for n in names], parameter_std)
     state_std = np.asarray(state_std, dtype=float)
     if state_std.shape != (2,) or np.any(~(state_std > 0)):
         raise ParameterError(f"state_std must be 2 positive values ('r', 'H'); got {state_std.tolist()}")

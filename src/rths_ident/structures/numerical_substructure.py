@@ -1,26 +1,7 @@
-"""The numerical-substructure protocol: the slow side of a hybrid test, as the loop sees it.
-
-Whatever computes the numerical substructure (NS) — the native JAX integrators, an
-OpenSeesPy model in this process, or a peer in another process — the loop talks to it
-through four calls, once per slow step Δt_n (ARCHITECTURE.md, "Extension points"):
-
-``initial_target() -> (n,)``
-    the first interface target [m] (before any force has been measured);
-``step(feedback (n,), ground_accel) -> (next target (n,), log)``
-    consume the interface force(s) measured on the specimen for the target last sent
-    (the zero-order hold at the end of the fast chunk), advance one slow step with the
-    ground acceleration ẍ_g [m/s²] at the end of that step, and return the next
-    interface target and a log of NumPy arrays (at least ``"displacement"``: the
-    response DOFs the scenario compares with its reference, e.g. floor displacements);
-``apply_parameters(estimate (p,))``
-    push identified parameters θ̂ into the numerical elements that share the specimen's
-    model (the model-updating hook calls it only when its guards pass);
-``close()``
-    release what the NS holds (an OpenSees domain, a socket).
-
-Sign convention: ``feedback`` is the specimen's restoring force at the interface DOF(s)
-[N], with the sign of an internal force (it resists the interface displacement); the NS
-subtracts it like one of its own elements' forces.
+"""The native numerical substructure: JAX integrators behind the
+:class:`~rths_ident.protocols.NumericalSubstructure` protocol (its calls, units and sign
+convention are in :mod:`rths_ident.protocols`), and the backends a test's NS can run on
+(:data:`NS_BACKENDS`).
 
 :class:`NativeSubstructure` is the implementation over a native
 :class:`~rths_ident.structures.integrator_base.Integrator` (explicit schemes with a
