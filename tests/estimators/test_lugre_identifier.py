@@ -135,6 +135,7 @@ def _run(params, state, x, v, force, dt):
 
 
 _vmapped_run = jax.jit(jax.vmap(_run, in_axes=(0, 0, None, None, None, None)))
+_run_jit = jax.jit(_run)
 
 
 @pytest.mark.slow
@@ -229,10 +230,12 @@ def test_invalid_options_raise_parameter_error():
 # each parameter vs the spread of the 20 estimates; (2) the initial-guess part — 20
 # noise-free runs from random initial guesses drawn with a 3 % relative std (and
 # initial_relative_std = 0.03): the reported std vs the RMS error of the 20 estimates.
-# Both must agree within a factor 2 (0.5–2×) at every checked time. Measured ratios:
-# (1) 0.78–1.07 over 8–20 s; (2) 0.57–1.65 over 2–20 s.
+# Both must agree within a factor 2 (0.5–2×) at every checked time (for (2) while the
+# error is above the numerical floor, 1e-5: after 8 s the noise-free runs are identified
+# to ~1e-6 and both numbers sit at that floor).
 
 _MC_TIMES = (2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 16.0, 19.99)
+NUMERICAL_FLOOR = 1e-5  # relative error below which a noise-free run is identified to rounding
 _vmapped_over_records = jax.jit(jax.vmap(_run, in_axes=(None, None, None, None, 0, None)))
 
 
@@ -245,7 +248,9 @@ def test_reported_std_matches_the_spread_over_20_noise_seeds(growing_sine):
     noise_std = 0.01 * np.sqrt(np.mean(force**2))
     records = np.stack([force + noise_std * np.random.default_rng(100 + s).standard_normal(force.size)
                         for s in range(20)])
-    params = li.LuGreIdentifierParams.from_initial_guess(_guess("S2"), initial_relative_std=1e-6)
+    # the initial-guess part off (C(0) tiny), the RLS's own gain as by default
+    params = li.LuGreIdentifierParams.from_initial_guess(_guess("S2"), initial_relative_std=1e-6,
+                                                         initial_covariance=(0.3 / 0.005) ** 2)
     _, histories = _vmapped_over_records(params, li.init(params), x, v, records, DT)
     estimates = _physical_history(histories)  # (20, N, 3)
     noise_hat = np.sqrt(np.asarray(histories.prediction_error[:, -int(FS):]).var())
@@ -269,12 +274,19 @@ def test_reported_std_matches_the_spread_over_20_initial_guesses(growing_sine):
     stacked = jax.tree_util.tree_map(lambda *leaves: np.stack(leaves), *params)
     _, histories = _vmapped_run(stacked, jax.vmap(li.init)(stacked), x, v, force, DT)
     errors = _physical_history(histories) / np.array([SIGMA0, FY, SIGMA3]) - 1.0
+    compared = 0
     for time in _MC_TIMES:
         i = int(time * FS)
         rms_error = np.sqrt(np.mean(errors[:, i] ** 2, axis=0))
         reported = np.sqrt(np.mean(np.asarray(histories.relative_std[:, i]) ** 2, axis=0))
-        ratio = reported / rms_error
+        # while the initial-guess error is above the numerical floor (1e-5 relative) the
+        # two agree; below it (noise-free data, identified to ~1e-6) both stay there
+        above = rms_error > NUMERICAL_FLOOR
+        ratio = reported[above] / rms_error[above]
         assert np.all((ratio > 0.5) & (ratio < 2.0)), f"t = {time} s: reported/actual {ratio}"
+        assert np.all(reported[~above] < 10 * NUMERICAL_FLOOR), f"t = {time} s: reported {reported}"
+        compared += int(above.sum())
+    assert compared >= 9  # the first three times at least (2–6 s), every parameter
 
 
 def test_online_protocol_estimate_and_converged_rule(growing_sine):
@@ -290,13 +302,92 @@ def test_online_protocol_estimate_and_converged_rule(growing_sine):
     _, (outputs, estimates) = jax.jit(lambda s: run_identifier(ident, s, x, v, measured, DT))(ident.initial_state())
     wrapper = li.LuGreIdentifier(_guess("S2"), forgetting=1.0 - 1e-4)
     history = wrapper.run(x, v, measured, dt=DT)
-    np.testing.assert_allclose(np.asarray(estimates.theta), _physical_history(history), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(estimates.theta), _physical_history(history), rtol=1e-10)
     np.testing.assert_allclose(np.asarray(estimates.relative_std), np.asarray(history.relative_std), rtol=1e-9)
     std = np.asarray(estimates.relative_std)
     expected = np.asarray(history.yielded) & np.all(std <= 0.02, axis=1)
     np.testing.assert_array_equal(np.asarray(estimates.converged), expected)
     before_yield = np.asarray(history.yielded).argmax() - 1
-    assert std[before_yield, 1] > 0.2  # F̂_C is not identified before yield: its prior stays
+    # F̂_C is read from the curvature of the path before |R| reaches F_C (its std < 2 %
+    # there), yet the rule waits for the specimen to yield
+    assert std[before_yield, 1] < 0.02 and np.all(std[before_yield] <= 0.02)
     assert not expected[before_yield] and expected[-1]  # converged by the end (20 s)
     state, _ = ident.step(ident.params, ident.initial_state(), IdentifierInputs(x[1], v[1], force[1]), DT)
     assert ident.estimate(ident.params, state).theta.shape == (3,)
+
+
+# ------------------------------------------------------------------------------ seed 001's own setting
+
+
+def _thesis_rls_by_hand(x, v, force, dt, guess, p0_thesis):
+    """Seed 001 §4.2–4.4 written out in its own units, independently of the library:
+    forward-Euler observer with the previous estimate (Eq. 4.10), ψ = [ẑ, −|ẋ|ẑ, x]
+    (Eq. 4.5), y = R − (σ1 + σ2)ẋ (Eq. 4.2), RLS with λ = 1 and unit weight (Eqs. 4.6–4.9
+    with the '1 +' the print misses), P(0) = diag(Table 4.2), projection onto Θ > 0
+    (here ≥ 1e-6 Θ(0))."""
+    sigma1, sigma2 = float(guess.sigma1), float(guess.sigma2)
+    theta0 = np.array([float(guess.sigma0), float(guess.sigma0) * sigma1 / float(guess.Fc), float(guess.sigma3)])
+    theta, P, z = theta0.copy(), np.diag(np.asarray(p0_thesis, dtype=float)), 0.0
+    history = np.empty((x.size, 3))
+    for k in range(x.size):
+        z = z + dt * (v[k] - theta[1] / sigma1 * abs(v[k]) * z)
+        psi = np.array([z, -abs(v[k]) * z, x[k]])
+        error = force[k] - (sigma1 + sigma2) * v[k] - psi @ theta
+        gain = P @ psi / (1.0 + psi @ P @ psi)
+        theta = np.maximum(theta + gain * error, 1e-6 * theta0)
+        P = P - np.outer(gain, psi @ P)
+        history[k] = theta
+    return history
+
+
+@pytest.mark.parametrize("scenario, p0_thesis", [("S1", (7e2, 1e5, 7e1)), ("S2", (5e4, 6e4, 6e2))])
+def test_thesis_setting_is_the_thesis_rls_in_its_own_units(growing_sine, scenario, p0_thesis):
+    """thesis_identifier_params(guess, Table 4.2 P(0)) runs the thesis' RLS: Θ̂ equals a
+    by-hand implementation in unnormalised units (El Centro's Table 4.2 rows) sample for
+    sample over the first 3 s, whatever it converges to."""
+    t, x, v, force = growing_sine
+    n = int(3.0 * FS)
+    guess = _guess(scenario)
+    params = li.thesis_identifier_params(guess, p0_thesis)
+    _, history = _run_jit(params, li.init(params), x[:n], v[:n], force[:n], DT)
+    by_hand = _thesis_rls_by_hand(x[:n], v[:n], force[:n], DT, guess, p0_thesis)
+    np.testing.assert_allclose(np.asarray(history.theta), by_hand, rtol=1e-7)
+
+
+def test_thesis_setting_rejects_a_bad_covariance():
+    with pytest.raises(ParameterError, match="Table 4.2"):
+        li.thesis_identifier_params(_guess("S1"), (1.0, -1.0, 1.0))
+    with pytest.raises(ParameterError, match="initial_covariance"):
+        li.LuGreIdentifier(_guess("S1"), initial_covariance=np.ones(2))
+
+
+def _observer_by_hand(x, theta2):
+    """ẑ along the path x with a constant θ2, the exact increment of dz/dx = 1 −
+    (θ2/σ1) sgn(Δx) z: ẑ ← z* + (ẑ − z*) exp(−(θ2/σ1)|Δx|), z* = sgn(Δx) σ1/θ2."""
+    rate, z, previous = theta2 / SIGMA1, 0.0, 0.0
+    for xk in x:
+        dx = xk - previous
+        z_star = np.sign(dx) / rate
+        z = z_star + (z - z_star) * np.exp(-rate * abs(dx))
+        previous = xk
+    return z
+
+
+@pytest.mark.slow
+def test_observer_correction_keeps_z_the_observer_of_the_current_estimate(elcentro_sdof):
+    """With the correction (default) ẑ after each update is, to first order, the observer
+    re-run from rest with the *current* θ̂2 (El Centro, Scenario 1, while θ̂2 still moves:
+    within 1e-4 z_ss); the thesis' open-loop ẑ is the integral of every past θ̂2 and
+    misses it by more than 1e-3 z_ss."""
+    t, x, v, force = elcentro_sdof
+    z_ss = FY / SIGMA0
+    misses = {}
+    for correction in (True, False):
+        for seconds in (0.5, 1.0, 1.5):
+            n = int(seconds * FS)
+            params = li.LuGreIdentifierParams.from_initial_guess(_guess("S1"), observer_correction=correction)
+            state, history = _run_jit(params, li.init(params), x[:n], v[:n], force[:n], DT)
+            rerun = _observer_by_hand(x[:n], float(history.theta[-1, 1]))
+            misses[correction, seconds] = abs(float(state.observer.z) - rerun) / z_ss
+    assert max(misses[True, s] for s in (0.5, 1.0, 1.5)) < 1e-4, misses
+    assert max(misses[False, s] for s in (0.5, 1.0, 1.5)) > 1e-3, misses

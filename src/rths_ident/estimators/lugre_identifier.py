@@ -28,19 +28,44 @@ scheme diverging; docs/estimators/rls.md explains the choices):
    ẑ_end = z* + (ẑ0 − z*) exp(−(θ̂2/σ1)|Δx|), z* = sgn(Δx) σ1/θ̂2 (unconditionally
    stable, |ẑ| ≤ max(|ẑ0|, σ1/θ̂2)). ``observer="euler"`` is the thesis's forward-Euler
    Eq. 4.10, for comparison.
-2. **Normalisation** — the RLS runs on ϑ = Θ/Θ_ref (Θ_ref = Θ̂(0) from the initial guess)
+2. **Observer correction** — ``observer_correction=True`` (default): after each update
+   ẑ is moved to first order onto the observer run with the *new* θ̂2 over the whole
+   past, ẑ ← ẑ + ∂ẑ/∂θ2 · (θ̂2 − θ̂2⁻) (the sensitivity of 0.; clipped to |ẑ| ≤ σ1/θ̂2).
+   The thesis's open-loop ẑ is the integral of every past θ̂2: after a large update it
+   belongs to none of them, the next regressors are inconsistent with the estimate, and
+   an aggressive RLS then oscillates between its bounds (El Centro, Scenario 1, measured:
+   F̂_C 0.54–1.95 × true in the first second). With the correction ẑ stays the observer
+   of the current estimate, as the state of a joint filter would.
+3. **Normalisation** — the RLS runs on ϑ = Θ/Θ_ref (Θ_ref = Θ̂(0) from the initial guess)
    with y/F_ref (F_ref = initial F_C guess); then ϑ(0) = 1 and one dimensionless
-   P(0) = p0·I serves every record and scenario (no per-record Table 4.2 tuning).
-3. **Bounds** — after each update ϑ is projected (exactly, metric P⁻¹) onto
+   P(0) = p0·I serves every record and scenario (no per-record Table 4.2 tuning). The
+   RLS's unit weight stands for the variance of the equation error, so
+   p0 = (initial_relative_std / equation_error_std)² = (0.3 / 0.005)² = 3600 by default:
+   the initial guess may be 30 % off, the model explains R to 0.5 % of F_C (the joint
+   UKF's P(0) and R, :mod:`rths_ident.estimators.lugre_ukf_identifier`). The former
+   p0 = 1 stood for an equation error as large as F_C itself: the RLS then trusted each
+   sample 3600 times less, and the estimates crept (Morgan Hill, Scenario 1: σ̂0 within
+   2 % only at 17.5 s).
+4. **Bounds** — after each update ϑ is projected (exactly, metric P⁻¹) onto
    [lower_ratio, upper_ratio]³ (default 0.4…1.6 = ±60 % of the initial guesses); so
    θ̂2 > 0, F̂_C finite, and the observer never degenerates to ẑ = x.
-4. **Freeze θ2 until yield** — while |R| < yield_fraction · F̂_C the θ2 entry of the
-   gain regressor is zeroed (the prediction error still uses the full ψ̂): θ̂2 and its
-   covariance stay at their prior values (with a diagonal P(0) the θ2 block is exactly
-   decoupled) until the specimen yields, when the data can identify it.
-5. **Forgetting + trace cap** — λ < 1 (default 1 − 1e-4 per sample: ~2.4 s memory at
+5. **Freeze θ2 until yield** — ``freeze_until_yield=True`` (default off): while
+   |R| < yield_fraction · F̂_C the θ2 entry of the gain regressor is zeroed (the
+   prediction error still uses the full ψ̂): θ̂2 and its covariance stay at their prior
+   until the specimen yields. Off by default: before yield F_C already shows in the
+   curvature of the force–displacement path (ẑ falls below x by x²/(2 z_ss) long before
+   |R| reaches F_C), the sensitivity regressor reads it, and a θ2 frozen at a wrong
+   guess makes σ̂0 absorb the observer's error with a collapsing covariance (Scenario 1,
+   θ̂2(0) = 1.29 θ2: σ̂0 up to +14 % at first yield on El Centro, 17.5 s to converge on
+   Morgan Hill; docs/hybrid/lugre_frame.md). ``yielded`` latches on
+   |R| ≥ yield_fraction · F̂_C either way.
+6. **Forgetting + trace cap** — λ < 1 (default 1 − 1e-4 per sample: ~2.4 s memory at
    4096 Hz) discards regressors formed with a wrong early θ̂2 (ẑ depends on θ̂2);
-   tr P ≤ trace_cap·p0 stops wind-up in the elastic tail of a record.
+   tr P ≤ trace_cap·tr P(0)/3 stops wind-up in the elastic tail of a record.
+
+Seed 001's own setting (plain LIP regressor, forward-Euler observer without correction,
+λ = 1, positivity only, its Table 4.2 P(0) per record and scenario) is
+:func:`thesis_identifier_params` / :func:`lugre_rls_thesis_identifier`.
 
 Convergence flag: ``converged`` while the specimen has yielded, every normalised
 estimate has stayed inside a band ±convergence_band (about an anchor re-set whenever it
@@ -52,7 +77,8 @@ Confidence (not in the thesis; what the model-updating hook's ``max_relative_std
 ``require_converged`` guards read). Near the true Θ the a-priori error of the RLS is
 linear in the estimation error ε = ϑ̂ − ϑ: e ≈ −φᵀε + n, with φ the full (normalised)
 regressor and n the equation error. One update ε⁺ = ε + K e with the gain
-K = P g/(λ + gᵀP g) (g = the gain regressor: φ with its θ2 entry zeroed before yield) is
+K = P g/(λ + gᵀP g) (g = the gain regressor: φ, with its θ2 entry zeroed before yield under
+``freeze_until_yield``) is
 therefore ε⁺ = (I − K φᵀ) ε + K n, and the covariance C of ε propagates exactly as
 
     C⁺ = (I − K φᵀ) C (I − K φᵀ)ᵀ + σ̂_e² K Kᵀ,      C(0) = initial_relative_std² · I
@@ -62,8 +88,9 @@ RLS's own forgetting and normalised by its weight Σλ^k(1−λ) (so it is an un
 from the first sample). With λ = 1 and C(0) = σ_e² P(0) this is σ_e² P (the textbook
 RLS covariance); with λ < 1 it is σ_e² P [λ^{2t}P(0)⁻¹ + Σ λ^{2(t−k)} φ_k φ_kᵀ] P, about
 σ_e² P/(1+λ) once the memory is full — the spread of ϑ̂ over noise realisations, not the
-(larger, Bayesian) P of the forgetting's implied parameter drift. Before yield θ2 does not
-adapt and its variance stays at the prior, so F̂_C is reported as unidentified. The
+(larger, Bayesian) P of the forgetting's implied parameter drift. With ``freeze_until_yield``
+θ2 does not adapt before yield and its variance stays at the prior, so F̂_C is reported as
+unidentified. The
 covariance of [σ̂0, F̂_C, σ̂3] is J C Jᵀ with J the Jacobian of ϑ → (Eqs. 4.15–4.17)
 (``jax.jacfwd``); ``relative_std`` = √diag/|estimate|. Not modelled: the QP projection
 (inactive once ϑ̂ is inside the box) and the trace cap (it scales P, not this step's K).
@@ -84,6 +111,7 @@ convergence times: :func:`rths_ident.metrics.convergence_time`).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import NamedTuple
 
 import jax
@@ -114,6 +142,8 @@ __all__ = [
     "confidence",
     "residual_variance",
     "lugre_rls_online_identifier",
+    "lugre_rls_thesis_identifier",
+    "thesis_identifier_params",
     "PARAM_NAMES",
     "PARAM_UNITS",
 ]
@@ -123,7 +153,7 @@ PARAM_NAMES = ("sigma0", "Fc", "sigma3")
 PARAM_UNITS = ("N/m", "N", "N/m")
 
 
-@params_dataclass(static=("observer", "projection", "freeze_until_yield", "regressor"))
+@params_dataclass(static=("observer", "projection", "freeze_until_yield", "regressor", "observer_correction"))
 class LuGreIdentifierParams:
     """Configuration of the modified-LuGre identifier. SI units.
 
@@ -138,7 +168,13 @@ class LuGreIdentifierParams:
         1.0, low=0.0, low_inclusive=False, unit="N", doc="F_ref, force normalisation (initial F_C guess)"
     )
     initial_covariance: float = field_range(
-        1.0, low=0.0, low_inclusive=False, doc="p0: P(0) = p0·I for the normalised parameters ϑ = Θ/Θ_ref"
+        3600.0, low=0.0, low_inclusive=False,
+        doc="p0: P(0) = p0·I (or diag(p0) for 3 values) of the normalised parameters ϑ = Θ/Θ_ref, in units of the "
+            "equation-error variance; from_initial_guess sets (initial_relative_std / equation_error_std)²",
+    )
+    equation_error_std: float = field_range(
+        0.005, low=0.0, low_inclusive=False,
+        doc="std of the LIP equation error relative to F_ref that the RLS's unit weight stands for",
     )
     lower_ratio: float = field_range(0.4, low=0.0, low_inclusive=False, doc="lower bound of Θ/Θ_ref")
     upper_ratio: float = field_range(1.6, low=0.0, low_inclusive=False, doc="upper bound of Θ/Θ_ref")
@@ -146,10 +182,10 @@ class LuGreIdentifierParams:
         1.0 - 1e-4, low=0.0, high=1.0, low_inclusive=False, doc="RLS forgetting factor λ per sample"
     )
     trace_cap: float = field_range(
-        3.0, low=0.0, doc="tr P ≤ trace_cap·p0 (0 = off) — stops wind-up when λ < 1"
+        3.0, low=0.0, doc="tr P ≤ trace_cap·tr P(0)/3 (0 = off) — stops wind-up when λ < 1"
     )
     yield_fraction: float = field_range(
-        0.9, low=0.0, doc="θ2 adapts once |R| ≥ yield_fraction·F̂_C (with freeze_until_yield)"
+        0.9, low=0.0, doc="'yielded' latches once |R| ≥ yield_fraction·F̂_C (θ2 adapts from then with freeze_until_yield)"
     )
     convergence_band: float = field_range(
         0.005, low=0.0, low_inclusive=False, doc="half-width of the band of Θ̂/Θ_ref for the converged flag"
@@ -168,8 +204,9 @@ class LuGreIdentifierParams:
     )
     observer: str = "exact"
     projection: str = "weighted"
-    freeze_until_yield: bool = True
+    freeze_until_yield: bool = False
     regressor: str = "sensitivity"
+    observer_correction: bool = True
 
     def __post_init__(self):
         if self.observer not in ("exact", "euler"):
@@ -182,8 +219,13 @@ class LuGreIdentifierParams:
             raise ParameterError(
                 f"LuGreIdentifierParams.projection must be 'weighted' or 'euclidean'; got {self.projection!r}"
             )
-        if isinstance(self.theta_reference, jax.core.Tracer):
+        if isinstance(self.theta_reference, jax.core.Tracer) or isinstance(self.initial_covariance, jax.core.Tracer):
             return
+        p0 = np.asarray(self.initial_covariance, dtype=float)
+        if p0.shape not in ((), (3,)) or not np.all(np.isfinite(p0)) or np.any(p0 <= 0):
+            raise ParameterError(
+                "LuGreIdentifierParams.initial_covariance must be one positive value (P(0) = p0·I) or 3 positive "
+                f"values (P(0) = diag) of the normalised parameters; got {self.initial_covariance!r}")
         ref = np.asarray(self.theta_reference, dtype=float) if self.theta_reference is not None else None
         if ref is None or ref.shape != (3,) or not np.all(np.isfinite(ref)) or np.any(ref <= 0):
             raise ParameterError(
@@ -200,12 +242,31 @@ class LuGreIdentifierParams:
 
     @classmethod
     def from_initial_guess(cls, initial_guess: LuGreParams, **options) -> "LuGreIdentifierParams":
-        """From an initial guess of the LuGre parameters (σ1, σ2 taken as known)."""
+        """From an initial guess of the LuGre parameters (σ1, σ2 taken as known). Without
+        ``initial_covariance``, P(0) = (initial_relative_std / equation_error_std)²·I:
+        the prior of the normalised parameters in units of the equation-error variance
+        (module doc, item 3)."""
         if not isinstance(initial_guess, LuGreParams):
             raise ParameterError(f"initial_guess must be a LuGreParams; got {type(initial_guess).__name__}")
+        if "initial_covariance" not in options:
+            prior = options.get("initial_relative_std", _field_default("initial_relative_std"))
+            noise = options.get("equation_error_std", _field_default("equation_error_std"))
+            if _is_positive_number(prior) and _is_positive_number(noise):  # else the field check names it
+                options["initial_covariance"] = (float(prior) / float(noise)) ** 2
         theta_ref = ModifiedLuGre.theta_from_params(initial_guess)
         return cls(sigma1=initial_guess.sigma1, sigma2=initial_guess.sigma2, theta_reference=theta_ref,
                    force_scale=initial_guess.Fc, **options)
+
+
+def _field_default(name: str):
+    return next(f.default for f in dataclasses.fields(LuGreIdentifierParams) if f.name == name)
+
+
+def _is_positive_number(value) -> bool:
+    try:
+        return bool(np.isfinite(float(value)) and float(value) > 0)
+    except (TypeError, ValueError):
+        return False
 
 
 class LuGreIdentifierState(NamedTuple):
@@ -237,10 +298,15 @@ class LuGreIdentifierOutput(NamedTuple):
     relative_std: jax.Array  # (3,) √Var/|estimate| of [σ̂0, F̂_C, σ̂3] (module doc, "Confidence")
 
 
+def _initial_covariance_diagonal(params: LuGreIdentifierParams):
+    """diag P(0) (3,) of the normalised parameters."""
+    return jnp.broadcast_to(jnp.asarray(params.initial_covariance, jnp.float64), (3,))
+
+
 def _constrained_params(params: LuGreIdentifierParams) -> _qp.ConstrainedRLSParams:
     """Constrained-RLS configuration on the normalised parameters (box only)."""
     rls_params = _rls.RLSParams(forgetting=params.forgetting,
-                                trace_cap=params.trace_cap * params.initial_covariance)
+                                trace_cap=params.trace_cap * jnp.sum(_initial_covariance_diagonal(params)) / 3.0)
     return _qp.ConstrainedRLSParams(
         rls=rls_params,
         lower=jnp.full((3,), params.lower_ratio, dtype=jnp.float64),
@@ -256,14 +322,14 @@ def _lugre_params(params: LuGreIdentifierParams, theta) -> LuGreParams:
 
 
 def init(params: LuGreIdentifierParams) -> LuGreIdentifierState:
-    """Identifier at rest: Θ̂ = Θ_ref, P = p0·I, ẑ = 0, x = 0."""
+    """Identifier at rest: Θ̂ = Θ_ref, P = P(0), ẑ = 0, x = 0, not yielded."""
     zero = jnp.zeros((), jnp.float64)
-    rls_state = _rls.init(_rls.RLSParams(), jnp.ones(3), params.initial_covariance * jnp.eye(3))
+    rls_state = _rls.init(_rls.RLSParams(), jnp.ones(3), jnp.diag(_initial_covariance_diagonal(params)))
     return LuGreIdentifierState(
         rls=rls_state,
         observer=LuGreState(displacement=zero, z=zero),
         z_sensitivity=zero,
-        yielded=jnp.asarray(not params.freeze_until_yield),
+        yielded=jnp.asarray(False),
         band_anchor=jnp.ones(3),
         time_in_band=zero,
         time=zero,
@@ -345,7 +411,10 @@ def step(params: LuGreIdentifierParams, state: LuGreIdentifierState, inputs: Ide
 
     fc_prev = theta_prev[0] * params.sigma1 / theta_prev[1]
     yielded = state.yielded | (jnp.abs(measured_force) >= params.yield_fraction * fc_prev)
-    gain_phi = jnp.where(yielded, phi, phi * jnp.array([1.0, 0.0, 1.0]))
+    if params.freeze_until_yield:  # static
+        gain_phi = jnp.where(yielded, phi, phi * jnp.array([1.0, 0.0, 1.0]))
+    else:
+        gain_phi = phi
     rls_state = _qp.correct(_constrained_params(params), state.rls, gain_phi, error_normalised)
 
     # confidence (module doc): σ̂_e² with the RLS's forgetting, then C propagated through
@@ -361,6 +430,11 @@ def step(params: LuGreIdentifierParams, state: LuGreIdentifierState, inputs: Ide
     error_covariance = 0.5 * (error_covariance + error_covariance.T)
 
     theta = rls_state.theta * theta_ref
+    if params.observer_correction:  # static
+        # ẑ of the observer run with the new θ̂2, to first order (module doc, item 2)
+        z_bound = params.sigma1 / theta[1]
+        corrected = z_hat + z_sensitivity * (theta[1] - theta_prev[1])
+        observer = observer._replace(z=jnp.clip(corrected, -z_bound, z_bound))
     lugre = _lugre_params(params, theta)
     force_prediction = sl.vdot(theta, psi) + known  # Eq. 4.21
 
@@ -369,7 +443,8 @@ def step(params: LuGreIdentifierParams, state: LuGreIdentifierState, inputs: Ide
     band_anchor = jnp.where(left_band, rls_state.theta, state.band_anchor)
     time_in_band = jnp.where(left_band | ~yielded, 0.0, state.time_in_band + dt)
     time = state.time + dt
-    confident = jnp.trace(rls_state.covariance) <= params.covariance_fraction * 3.0 * params.initial_covariance
+    confident = jnp.trace(rls_state.covariance) <= params.covariance_fraction * jnp.sum(
+        _initial_covariance_diagonal(params))
     converged = yielded & (time_in_band >= params.hold_time) & confident
     converged_at = jnp.where(converged & jnp.isnan(state.converged_at), time, state.converged_at)
 
@@ -395,7 +470,7 @@ def step(params: LuGreIdentifierParams, state: LuGreIdentifierState, inputs: Ide
         sigma3=lugre.sigma3,
         force_prediction=force_prediction,
         prediction_error=error_normalised * params.force_scale,
-        z_hat=z_hat,
+        z_hat=observer.z,
         covariance_trace=jnp.trace(rls_state.covariance),
         yielded=yielded,
         converged=converged,
@@ -417,6 +492,35 @@ def estimate(params: LuGreIdentifierParams, state: LuGreIdentifierState) -> Esti
     _, _, relative_std = confidence(params, state)
     converged = state.yielded & jnp.all(relative_std <= params.converged_relative_std)
     return Estimate(jnp.stack([lugre.sigma0, lugre.Fc, lugre.sigma3]), relative_std, converged)
+
+
+def thesis_identifier_params(guess_params: LuGreParams, thesis_initial_covariance) -> LuGreIdentifierParams:
+    """Seed 001's own identifier setting (§4.2–4.3): the plain LIP regressor (Eq. 4.5),
+    the forward-Euler certainty-equivalence observer (Eq. 4.10) without correction, no
+    forgetting (λ = 1, Simulink's RLS block default), no trace cap, no freeze, and
+    positivity only (Eqs. 4.11–4.14: the box [1e-6, 1e6] × Θ̂(0), an element-wise clip).
+
+    ``thesis_initial_covariance``: diag P(0) (3,) as the thesis tabulates it (Table 4.2)
+    for Θ = [σ0, σ0σ1/F_C, σ3] in [(N/m)², (N·s/m²)², (N/m)²], its RLS weighing each
+    sample of y [N] with 1 N². In this module's normalised units (ϑ = Θ/Θ_ref,
+    y/F_ref, unit weight) that is P(0)_ii = P_ii · F_ref² / Θ_ref,i²."""
+    p_thesis = np.asarray(thesis_initial_covariance, dtype=float)
+    if p_thesis.shape != (3,) or not np.all(np.isfinite(p_thesis)) or np.any(p_thesis <= 0):
+        raise ParameterError("thesis_initial_covariance must be 3 positive values diag P(0) for [σ0, σ0σ1/F_C, σ3] "
+                             f"in [(N/m)², (N·s/m²)², (N/m)²] (seed 001 Table 4.2); got {thesis_initial_covariance!r}")
+    theta_reference = np.asarray(ModifiedLuGre.theta_from_params(guess_params), dtype=float)
+    normalised = p_thesis * float(guess_params.Fc) ** 2 / theta_reference**2
+    return LuGreIdentifierParams.from_initial_guess(
+        guess_params, initial_covariance=normalised, regressor="lip", observer="euler", observer_correction=False,
+        freeze_until_yield=False, forgetting=1.0, trace_cap=0.0, lower_ratio=1e-6, upper_ratio=1e6,
+        projection="euclidean")
+
+
+def lugre_rls_thesis_identifier(guess_params: LuGreParams, thesis_initial_covariance) -> OnlineIdentifier:
+    """Seed 001's own RLS setting (:func:`thesis_identifier_params`) as an
+    :class:`OnlineIdentifier` (θ̂ = [σ0, F_C, σ3])."""
+    params = thesis_identifier_params(guess_params, thesis_initial_covariance)
+    return OnlineIdentifier("lugre-rls-thesis", params, init, step, estimate, PARAM_NAMES, PARAM_UNITS)
 
 
 def lugre_rls_online_identifier(guess_params: LuGreParams, forgetting: float = 1.0 - 1e-4,

@@ -40,6 +40,10 @@ Modelling choices (stated so they can be argued with):
   actuator velocity plus band-limited noise).
 * ``--updating oracle`` puts the true parameters in the NS from the start and never
   updates; ``none`` keeps the wrong ones; ``rls`` identifies and updates.
+* ``rls_setting="thesis"`` runs the RLS identifier in seed 001's own setting (its
+  Table 4.2 P(0) for the record and scenario, plain LIP regressor, Euler observer,
+  λ = 1, positivity only: :func:`~rths_ident.estimators.lugre_identifier.thesis_identifier_params`)
+  instead of ours.
 """
 
 from __future__ import annotations
@@ -70,6 +74,23 @@ FLOOR_MASS_BY_RECORD = {
     "morgan_hill_1984": 64e3,
 }
 
+#: Seed 001 Table 4.2: the RLS's P(0) = diag(·) per record and initial-error scenario, for
+#: Θ = [σ0, σ0σ1/F_C, σ3] in [(N/m)², (N·s/m²)², (N/m)²] (tuned per record by the thesis;
+#: SCT-1985 — diag[5e5, 9e4, 5e0] / diag[1e5, 5e4, 1e2] — is not shipped).
+THESIS_INITIAL_COVARIANCE = {
+    ("elcentro_1940", "scenario1"): (7e2, 1e5, 7e1),
+    ("elcentro_1940", "scenario2"): (5e4, 6e4, 6e2),
+    ("kobe_1995", "scenario1"): (1e6, 4e6, 8e2),
+    ("kobe_1995", "scenario2"): (8e6, 1e3, 3e5),
+    ("morgan_hill_1984", "scenario1"): (4e5, 2e7, 2e0),
+    ("morgan_hill_1984", "scenario2"): (5e6, 1e3, 6e4),
+}
+#: records that are a shipped record's copy under another name
+_SAME_RECORD = {"elcentro_1940_marths": "elcentro_1940"}
+
+#: identifier settings of ``--updating rls``: ours (the library's defaults) or the thesis's
+RLS_SETTINGS = ("ours", "thesis")
+
 #: Initial-error scenarios of seed 001 §4.3 (relative errors of σ0, F_C, σ3).
 INITIAL_ERRORS = {
     "scenario1": (-0.10, -0.30, -0.30),  # sign not printed in the thesis; assumed low like Scenario 2
@@ -94,6 +115,7 @@ class LugreFrameConfig(frame_case.FrameTestConfig):
     floor_mass: float | None = None  # kg; None = Table 4.1 value for the record
     updating: str = "rls"
     initial_error: str = "scenario2"
+    rls_setting: str = "ours"  # RLS identifier: ours | thesis (seed 001's Table 4.2 P(0) and scheme)
     column_stiffness: float = 1.34e6  # k [N/m], Table 2.1
     column_yield_force: float = 2.24e4  # F_y = F_C [N], Table 2.1
     column_alpha: float = 0.96
@@ -105,6 +127,16 @@ class LugreFrameConfig(frame_case.FrameTestConfig):
         super().__post_init__()
         if self.initial_error not in INITIAL_ERRORS:
             self.bad("initial_error", " | ".join(INITIAL_ERRORS))
+        if self.rls_setting not in RLS_SETTINGS:
+            self.bad("rls_setting", " | ".join(RLS_SETTINGS))
+        if self.rls_setting == "thesis":
+            if self.updating == "ukf":
+                raise ParameterError("lugre-frame: rls_setting 'thesis' sets the RLS identifier; it does not apply "
+                                     "to updating 'ukf'")
+            if thesis_record(self.record) is None:
+                raise ParameterError(
+                    f"lugre-frame: seed 001 Table 4.2 has no P(0) for record {self.record!r} (rls_setting 'thesis' "
+                    f"needs one of {', '.join(sorted({r for r, _ in THESIS_INITIAL_COVARIANCE}))})")
         if self.floor_mass is None and self.record not in FLOOR_MASS_BY_RECORD:
             raise ParameterError(
                 f"lugre-frame has no Table 4.1 floor mass for record {self.record!r}; pass floor_mass "
@@ -114,6 +146,12 @@ class LugreFrameConfig(frame_case.FrameTestConfig):
     @property
     def mass(self) -> float:
         return float(self.floor_mass if self.floor_mass is not None else FLOOR_MASS_BY_RECORD[self.record])
+
+
+def thesis_record(record: str) -> str | None:
+    """The Table 4.2 record name of ``record`` (None: the thesis did not run it)."""
+    name = _SAME_RECORD.get(record, record)
+    return name if (name, "scenario1") in THESIS_INITIAL_COVARIANCE else None
 
 
 def _column_params(cfg: LugreFrameConfig):
@@ -159,7 +197,13 @@ def column_under_test(cfg: LugreFrameConfig) -> ColumnUnderTest:
     true_column = _column_params(cfg)
     guess = _scaled_guess(true_column, INITIAL_ERRORS[cfg.initial_error])
     identifier_rate = cfg.fast_rate / cfg.identifier_every
-    identifier = _ukf_identifier(guess) if cfg.updating == "ukf" else _rls_identifier(guess, identifier_rate)
+    if cfg.updating == "ukf":
+        identifier = _ukf_identifier(guess)
+    elif cfg.rls_setting == "thesis":
+        identifier = lugre_identifier.lugre_rls_thesis_identifier(
+            guess, THESIS_INITIAL_COVARIANCE[(thesis_record(cfg.record), cfg.initial_error)])
+    else:
+        identifier = _rls_identifier(guess, identifier_rate)
 
     def with_estimate(estimate):
         return dataclasses.replace(guess, sigma0=estimate[0], Fc=estimate[1], sigma3=estimate[2])
@@ -178,7 +222,27 @@ def column_under_test(cfg: LugreFrameConfig) -> ColumnUnderTest:
         model=ModifiedLuGre, true_column=true_column, initial_column=guess, specimen=true_column,
         param_names=PARAM_NAMES, identifier=identifier, with_estimate=with_estimate,
         interface_stiffness=lambda estimate: estimate[0] + estimate[2], guards=guards, actuator=actuator,
+        extra_metrics=lambda logs: response_milestones(logs, cfg, float(true_column.Fc)),
     )
+
+
+#: "motion onset": the specimen's force first reaches this fraction of F_y
+ONSET_FORCE_FRACTION = 0.05
+
+
+def response_milestones(logs: dict, cfg: LugreFrameConfig, yield_force: float) -> dict:
+    """When the specimen's restoring force (true, per fast step) first reaches
+    ``ONSET_FORCE_FRACTION`` · F_y (``motion_onset_s``) and F_y itself (``first_yield_s``,
+    seed 001 §4.3.2's "|R| > F_y"), in test time [s] (None: never)."""
+    force = np.abs(np.asarray(logs["fast"]["true_force"])).ravel()
+    # fast sample i (0-based, over the whole test) ends at (i + 1)/f_fast: the test starts at t = 0
+    time = np.arange(1, force.size + 1) / cfg.fast_rate
+
+    def first(threshold):
+        above = np.flatnonzero(force >= threshold)
+        return float(time[above[0]]) if above.size else None
+
+    return {"motion_onset_s": first(ONSET_FORCE_FRACTION * yield_force), "first_yield_s": first(yield_force)}
 
 
 def build(cfg: LugreFrameConfig) -> HybridTest:
@@ -208,6 +272,9 @@ FIELDS = [
     Field("identifier.initial_error", "initial_error", "the numerical columns' initial error of σ0, F_C, σ3 (seed "
           "001 §4.3: scenario1 −10/−30/−30 %, scenario2 −30 % each)", kind=str, choices=INITIAL_ERRORS,
           option="--initial-error"),
+    Field("identifier.rls_setting", "rls_setting", "the RLS identifier: ours, or seed 001's own (its Table 4.2 P(0) "
+          "for the record and scenario, LIP regressor, Euler observer, no forgetting)", kind=str,
+          choices=RLS_SETTINGS, option="--rls-setting"),
     *fields.fast_side_fields(), *fields.updating_fields(UPDATING_MODES), *fields.run_fields(),
 ]
 

@@ -98,7 +98,7 @@ GUESS_COLUMN = dataclasses.replace(TRUE_COLUMN, sigma0=0.7 * TRUE_COLUMN.sigma0,
                                    sigma3=0.7 * TRUE_COLUMN.sigma3)  # Scenario 2: all −30 %
 GUESS_VALUES = np.array([float(GUESS_COLUMN.sigma0), float(GUESS_COLUMN.Fc), float(GUESS_COLUMN.sigma3)])
 COLUMNS = {name: jnp.full(3, value) for name, value in zip(("sigma0", "Fc", "sigma3"), GUESS_VALUES)}
-EARLY, LATE = 1.0, 19.99  # s: elastic (F_C unidentified) / after 14 s of yielding cycles
+EARLY, LATE = 1.0, 19.99  # s: before yield (σ3 unidentified) / after 14 s of yielding cycles
 
 
 def _apply_lugre(columns, estimate):
@@ -161,8 +161,9 @@ def _guards(**changes):
 def test_max_relative_std_guard_refuses_the_unconverged_rls_and_accepts_it_later(rls):
     _, _, at = rls
     early, late = at[EARLY], at[LATE]
-    # premise from the identifier itself: F̂_C's std is its prior before yield, small after
-    assert float(early.relative_std[1]) > 0.2 and float(np.max(late.relative_std)) < 0.02
+    # premise from the identifier itself: σ̂3's std is its prior before yield (the
+    # hardening slope shows only past yield), every std is small after
+    assert float(early.relative_std[2]) > 0.2 and float(np.max(late.relative_std)) < 0.02
     guards = _guards(max_relative_std=0.05)
     assert _hook(guards, early) == (False, 0, 1)
     assert _hook(guards, late) == (True, 1, 0)
