@@ -1,68 +1,252 @@
-"""Reproduce the rc-frame table of docs/hybrid/rc_frame.md (seed 000 Tables 4.8–4.11).
+"""The rc-frame tables of docs/hybrid/rc_frame.md (seed 000 Case 4, Tables 4.7–4.11).
 
     python docs/scripts/rc_frame_tables.py [--duration S] [--out rc_frame_tables.json]
+                                           [--write docs/hybrid/rc_frame.md]
 
-Runs every case (linear, case1 … case4) with the native linear NS (Tables 4.8/4.9) and
-the linear and case-4 specimens with the OpenSeesPy nonlinear NS, α-OS and Newmark with
-3 iterations (Tables 4.10/4.11; explicit Newmark cannot run on a frame with massless DOFs), each with fixed and adaptive DDMRT, and prints a Markdown table.
+1. Every specimen case (linear, case1 … case4) with the native linear NS (Tables 4.8/4.9)
+   and the linear and case-4 specimens with the OpenSeesPy nonlinear NS, α-OS and Newmark
+   with 3 iterations (Tables 4.10/4.11), each with fixed and adaptive DDMRT: our J2, our
+   J4 (floors against the ideal partitioned test) and J4 as seed 000's ``Output.m``
+   computes it (``J4_output_m`` of the run), τ.
+2. Case 4 with the thesis' own actuator (Table 2.1 in kip–inch, ``actuator="thesis"``)
+   beside ours, linear and nonlinear NS: what moves J2 and J4,force.
+3. Table 4.7's rate-ratio study on the Case 4 frame itself: DDMRT (the scenario's W, the
+   repository's w_80, adaptive W) fed the frame's interface displacement at Δt_n = 0.02 s
+   (the ideal partitioned test), its output at ratios 40/80/160 against the smooth signal
+   through the NS's own samples (a not-a-knot cubic spline, SciPy); and the pure delay it
+   would take to reach the thesis' errors.
+
+``--write FILE`` replaces the tables between their marker comments in FILE
+(``<!-- rc-frame-TABLE:begin -->`` … ``<!-- rc-frame-TABLE:end -->`` for TABLE = cases,
+actuator, rate-ratio); without it they are printed.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+from pathlib import Path
+
+import numpy as np
+import scipy.interpolate
+import scipy.optimize
 
 import rths_ident
-
-from rths_ident.scenarios import rc_frame
+from rths_ident import metrics
+from rths_ident.hybrid.fast_side.rate_transition import ddmrt
+from rths_ident.hybrid.fast_side.rate_transition import registry as transitions
 from rths_ident.runner.options import RunOptions
+from rths_ident.scenarios import rc_frame
 
 rths_ident.configure()  # before any JAX computation: XLA's small-loop kernels, as the command line
 
+#: seed 000 Tables 4.8 (linear NS, fixed W), 4.9 (adaptive W), 4.10/4.11 (nonlinear NS):
+#: (J2, J4 disp, J4 force, delay ms) — the thesis' indices, its Output.m convention
+THESIS = {
+    ("native", "linear", "alpha-os", "linear", False): (1.3136, 1.4018, 1.3486, 0.040235),
+    ("native", "linear", "alpha-os", "case1", False): (1.3397, 1.3878, 2.1977, 0.040909),
+    ("native", "linear", "alpha-os", "case2", False): (1.3397, 1.5052, 1.8432, 0.040911),
+    ("native", "linear", "alpha-os", "case3", False): (1.3396, 1.5047, 2.5962, 0.040869),
+    ("native", "linear", "alpha-os", "case4", False): (1.2884, 1.3864, 1.5713, 0.041286),
+    ("native", "linear", "alpha-os", "linear", True): (1.3136, 1.4485, 1.3971, 0.040244),
+    ("native", "linear", "alpha-os", "case1", True): (1.3142, 1.2730, 2.1304, 0.040278),
+    ("native", "linear", "alpha-os", "case2", True): (1.3143, 1.4237, 1.7772, 0.040279),
+    ("native", "linear", "alpha-os", "case3", True): (1.3142, 1.4231, 2.5266, 0.040237),
+    ("native", "linear", "alpha-os", "case4", True): (1.3415, 1.6720, 1.9886, 0.040961),
+    ("opensees", "nonlinear", "alpha-os", "linear", False): (2.4821, 2.6022, 0.6363, 0.05849),
+    ("opensees", "nonlinear", "alpha-os", "case4", False): (2.3612, 2.4409, 6.7456, 0.05203),
+    ("opensees", "nonlinear", "newmark-fixed-iter", "case4", False): (2.6025, 4.2585, 4.0738, 0.14262),
+    ("opensees", "nonlinear", "alpha-os", "linear", True): (2.4869, 2.6069, 0.63635, 0.05867),
+    ("opensees", "nonlinear", "alpha-os", "case4", True): (2.0237, 2.0293, 2.8414, 0.04705),
+    ("opensees", "nonlinear", "newmark-fixed-iter", "case4", True): (2.6112, 2.7799, 0.6476, 0.14340),
+}
+#: seed 000 Table 4.7: J2 [%] of DDMRT's output against its input, local fixed W / adaptive W
+TABLE_4_7 = {40: (1.713, 0.833), 80: (2.954, 3.046), 160: (17.332, 11.970)}
+TABLE_4_7_DELAY_MS = {40: (0.197, 0.193), 80: (0.865, 0.672), 160: (1.548, 1.536)}
+
+
+def _engine(cfg) -> str:
+    return "fused" if cfg.ns == "native" else "stepwise"
+
+
+#: the band where the tracking error lies [Hz] (above the slow rate's Nyquist frequency)
+ERROR_BAND_HZ = (25.0, 60.0)
+
+
+def _tracking_error_analysis(result: dict, fast_rate: float) -> dict:
+    """Where the tracking error x_m − x_t lies in frequency (its energy's share in
+    ``ERROR_BAND_HZ``), how much of the target's own energy lies there, and the
+    target's equivalent frequency (FEI)."""
+    fast = result["_arrays"]["logs"]["none"]["fast"]
+    target, measured = (np.asarray(fast[k]).ravel() for k in ("target", "measured"))
+    error = np.abs(np.fft.rfft(measured - target)) ** 2
+    signal = np.abs(np.fft.rfft(target)) ** 2
+    frequency = np.fft.rfftfreq(target.size, 1.0 / fast_rate)
+    band = (frequency >= ERROR_BAND_HZ[0]) & (frequency < ERROR_BAND_HZ[1])
+    return {"error_in_band": float(error[band].sum() / error.sum()),
+            "target_in_band": float(signal[band].sum() / signal.sum()),
+            "band_error_to_target": float(np.sqrt(error[band].sum() / signal[band].sum())),
+            "target_equivalent_frequency_hz": float(
+                metrics.frequency_evaluation_index(target, measured, fast_rate).equivalent_frequency)}
+
+
+def run_case(ns, model, integrator, case, adaptive, actuator="scaled", duration=None) -> dict:
+    cfg = rc_frame.RCFrameConfig(ns=ns, ns_model=model, integrator=integrator, case=case, ddmrt_adaptive=adaptive,
+                                 actuator=actuator, duration=duration)
+    row = {"ns": ns, "ns_model": model, "integrator": integrator, "case": case, "adaptive": adaptive,
+           "actuator": actuator}
+    try:
+        r = rc_frame.run_scenario(cfg, RunOptions(engine=_engine(cfg)))
+    except Exception as exc:  # an unstable explicit scheme, say: report it, go on
+        return {**row, "error": str(exc).splitlines()[0][:120]}
+    row.update({"J2": r["J2_percent"], "J4_floor1": r["J4_percent"]["floor1"], "J4_roof": r["J4_percent"]["floor3"],
+                "J4_force": r["J4_force_percent"], "J4_output_m_disp": r["J4_output_m"]["disp_percent"],
+                "J4_output_m_force": r["J4_output_m"]["force_percent"], "tau_ms": r["tau_ms"],
+                "J2_error_above_25Hz": r["J2_error_above_25Hz"], "actuator_limit_code": r["actuator_limit_code"]})
+    row.update(_tracking_error_analysis(r, cfg.fast_rate))
+    return row
+
 
 def run(duration=None) -> list[dict]:
-    rows = []
     plans = [("native", "linear", "alpha-os", case) for case in ("linear", "case1", "case2", "case3", "case4")]
     plans += [("opensees", "nonlinear", integrator, case) for case in ("linear", "case4")
               for integrator in ("alpha-os", "newmark-fixed-iter")]
-    for ns, model, integrator, case in plans:
-        for adaptive in (False, True):
-            cfg = rc_frame.RCFrameConfig(ns=ns, ns_model=model, integrator=integrator, case=case,
-                                         ddmrt_adaptive=adaptive, duration=duration)
-            engine = "fused" if ns == "native" else "stepwise"
-            try:
-                r = rc_frame.run_scenario(cfg, RunOptions(engine=engine))
-            except Exception as exc:  # an unstable explicit scheme, say: report it, go on
-                rows.append({"ns": ns, "ns_model": model, "integrator": integrator, "case": case,
-                             "adaptive": adaptive, "error": str(exc).splitlines()[0][:120]})
-                continue
-            rows.append({"ns": ns, "ns_model": model, "integrator": integrator, "case": case, "adaptive": adaptive,
-                         "J2": r["J2_percent"], "J4_floor1": r["J4_percent"]["floor1"],
-                         "J4_roof": r["J4_percent"]["floor3"], "J4_force": r["J4_force_percent"],
-                         "tau_ms": r["tau_ms"], "realtime_factor": r["realtime_factor"]})
+    return [run_case(*plan, adaptive, duration=duration) for plan in plans for adaptive in (False, True)]
+
+
+def run_actuators(duration=None) -> list[dict]:
+    """Case 4, fixed W, linear (native) and nonlinear (OpenSees, α-OS) NS, both actuators."""
+    return [run_case(ns, model, "alpha-os", "case4", False, actuator, duration)
+            for ns, model in (("native", "linear"), ("opensees", "nonlinear")) for actuator in ("scaled", "thesis")]
+
+
+def rate_ratio_study(duration=None) -> list[dict]:
+    """Table 4.7 on the Case 4 frame (module doc, item 3)."""
+    cfg = rc_frame.RCFrameConfig(duration=duration)  # native linear NS, Case 4
+    slow = np.asarray(rc_frame.ideal_test_logs(cfg)["fast"]["target"])[:, 0]  # interface x at t_1 … t_N
+    realisation = np.asarray(rc_frame.ideal_test_logs(dataclasses.replace(cfg, case="linear"))["fast"]["target"])[:, 0]
+    dt = 1.0 / cfg.slow_rate
+    t_slow = dt * np.arange(1, slow.size + 1)
+    smooth = scipy.interpolate.CubicSpline(np.concatenate([[0.0], t_slow]), np.concatenate([[0.0], slow]))
+    weights = transitions.ddmrt_weights(realisation)
+    variants = {
+        "fixed W (the scenario's)": dict(weights=weights),
+        "fixed W ([REPO] w_80)": dict(weights=np.asarray(ddmrt.REPOSITORY_W80)),
+        "adaptive W": dict(weights=weights, adaptive=True, learning_rate=transitions.DDMRT_LEARNING_RATE,
+                           leakage=transitions.DDMRT_LEAKAGE),
+    }
+    rows = []
+    for ratio in (40, 80, 160):
+        fs = ratio / dt
+        for name, options in variants.items():
+            _, fast, _ = ddmrt.run(ddmrt.DDMRTParams(ratio=ratio, **options), slow[:-1])
+            fast = np.asarray(fast)
+            # fast sample k·ratio + j is the target for t_(k+1) + (j + 1)/fs (slow[k] at t_(k+1))
+            times = t_slow[0] + np.arange(1, fast.size + 1) / fs
+            ideal = smooth(times)
+            j2 = metrics.j2_tracking_error(ideal, fast)
+            delay_ms = metrics.fei_delay(ideal, fast, fs) * 1e3
+            rows.append({"ratio": ratio, "variant": name, "J2": j2, "delay_ms": delay_ms,
+                         "equivalent_frequency_hz": metrics.frequency_evaluation_index(ideal, fast, fs).equivalent_frequency})
+        # the pure delay that alone gives the thesis' fixed-W error (ideal delayed against ideal)
+        ideal = smooth(t_slow[0] + np.arange(1, (slow.size - 1) * ratio + 1) / fs)
+
+        def delayed_error(delay_s, target):
+            return metrics.j2_tracking_error(ideal, smooth(t_slow[0] + np.arange(1, ideal.size + 1) / fs - delay_s)) - target
+
+        needed = scipy.optimize.brentq(delayed_error, 0.0, 0.1, args=(TABLE_4_7[ratio][0],))
+        rows.append({"ratio": ratio, "variant": "pure delay giving the thesis' fixed-W J2", "J2": TABLE_4_7[ratio][0],
+                     "delay_ms": needed * 1e3})
     return rows
 
 
-def markdown(rows) -> str:
-    lines = ["| NS | integrator | case | W | J2 % | J4 floor 1 % | J4 roof % | J4 force % | τ ms |",
-             "|---|---|---|---|---|---|---|---|---|"]
+# ------------------------------------------------------------------------------ tables
+
+
+def _w(adaptive) -> str:
+    return "adaptive" if adaptive else "fixed"
+
+
+def cases_table(rows) -> str:
+    lines = ["| NS | integrator | case | W | J2 % (ours) | J4 floor 1 / roof % (ours) | J4 force % (ours) "
+             "| J4 disp / force % (Output.m) | τ ms | thesis J2, J4 disp, J4 force %, τ ms |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        w = "adaptive" if r["adaptive"] else "fixed"
-        head = f"| {r['ns']} {r['ns_model']} | {r['integrator']} | {r['case']} | {w} |"
+        head = f"| {r['ns']} {r['ns_model']} | {r['integrator']} | {r['case']} | {_w(r['adaptive'])} |"
+        key = (r["ns"], r["ns_model"], r["integrator"], r["case"], r["adaptive"])
+        thesis = THESIS.get(key)
+        thesis_text = "—" if thesis is None else f"{thesis[0]:.2f}, {thesis[1]:.2f}, {thesis[2]:.2f}, {thesis[3]:.3f}"
         if "error" in r:
-            lines.append(head + f" failed: {r['error']} | | | | |")
-        else:
-            lines.append(head + f" {r['J2']:.3f} | {r['J4_floor1']:.3f} | {r['J4_roof']:.3f} | {r['J4_force']:.3f} "
-                                f"| {r['tau_ms']:.4f} |")
+            lines.append(head + f" failed: {r['error']} | | | | | {thesis_text} |")
+            continue
+        lines.append(head + f" {r['J2']:.3f} | {r['J4_floor1']:.3f} / {r['J4_roof']:.3f} | {r['J4_force']:.3f} "
+                            f"| {r['J4_output_m_disp']:.3f} / {r['J4_output_m_force']:.3f} | {r['tau_ms']:.4f} "
+                            f"| {thesis_text} |")
     return "\n".join(lines)
+
+
+def actuator_table(rows) -> str:
+    lines = ["| NS | actuator | J2 % (ours) | J2 error energy above 25 Hz / in 25–60 Hz | target's energy in "
+             "25–60 Hz (fraction) | rms error / rms target in 25–60 Hz | target's f_eq Hz | J4 force % (ours) "
+             "| J4 disp / force % (Output.m) | thesis J2, J4 force % |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        key = (r["ns"], r["ns_model"], r["integrator"], r["case"], r["adaptive"])
+        thesis = THESIS.get(key)
+        thesis_text = "—" if thesis is None else f"{thesis[0]:.2f}, {thesis[2]:.2f}"
+        name = "Table 2.1 in kip–inch (thesis)" if r["actuator"] == "thesis" else "Table 2.1 resized (ours)"
+        if "error" in r:
+            lines.append(f"| {r['ns']} {r['ns_model']} | {name} | failed: {r['error']} | | | | | | | {thesis_text} |")
+            continue
+        lines.append(f"| {r['ns']} {r['ns_model']} | {name} | {r['J2']:.3f} "
+                     f"| {100 * r['J2_error_above_25Hz']:.0f} % / {100 * r['error_in_band']:.0f} % "
+                     f"| {r['target_in_band']:.1e} | {r['band_error_to_target']:.1f} "
+                     f"| {r['target_equivalent_frequency_hz']:.2f} | {r['J4_force']:.3f} "
+                     f"| {r['J4_output_m_disp']:.3f} / {r['J4_output_m_force']:.3f} | {thesis_text} |")
+    return "\n".join(lines)
+
+
+def rate_ratio_table(rows) -> str:
+    lines = ["| ratio Δt_n/Δt_e | DDMRT | J2 % (ours, output vs the smooth NS signal) | delay ms "
+             "| thesis J2 % fixed / adaptive (local) | thesis delay ms |", "|---|---|---|---|---|---|"]
+    for r in rows:
+        thesis = TABLE_4_7[r["ratio"]]
+        delays = TABLE_4_7_DELAY_MS[r["ratio"]]
+        lines.append(f"| {r['ratio']} | {r['variant']} | {r['J2']:.3f} | {r['delay_ms']:.3f} "
+                     f"| {thesis[0]:.3f} / {thesis[1]:.3f} | {delays[0]:.3f} / {delays[1]:.3f} |")
+    return "\n".join(lines)
+
+
+def replace_between_markers(text: str, name: str, table: str) -> str:
+    begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
+    if text.count(begin) != 1 or text.count(end) != 1 or text.index(begin) > text.index(end):
+        raise ValueError(f"the page needs exactly one {begin} before one {end}")
+    head, rest = text.split(begin)
+    _, tail = rest.split(end)
+    return f"{head}{begin}\n{table}\n{end}{tail}"
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration", type=float, default=None)
     parser.add_argument("--out", default="rc_frame_tables.json")
+    parser.add_argument("--write", type=Path, default=None)
+    parser.add_argument("--tables", default="cases,actuator,rate-ratio", help="which tables to run and write")
     args = parser.parse_args()
-    rows = run(args.duration)
+    wanted = args.tables.split(",")
+    runners = {"cases": (run, cases_table), "actuator": (run_actuators, actuator_table),
+               "rate-ratio": (rate_ratio_study, rate_ratio_table)}
+    results = {name: runners[name][0](args.duration) for name in wanted}
     with open(args.out, "w") as f:
-        json.dump(rows, f, indent=2)
-    print(markdown(rows))
+        json.dump(results, f, indent=2)
+    tables = {f"rc-frame-{name}": runners[name][1](results[name]) for name in wanted}
+    if args.write is None:
+        for table in tables.values():
+            print(table + "\n")
+    else:
+        text = args.write.read_text()
+        for name, table in tables.items():
+            text = replace_between_markers(text, name, table)
+        args.write.write_text(text)
+        print(f"tables → {args.write}")

@@ -124,3 +124,73 @@ def test_an_option_of_another_scenario_is_a_clear_error(capsys):
     assert main(["run", "rc-frame", "--initial-error", "scenario1", "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "unrecognized arguments: --initial-error scenario1" in err and "rths-ident run rc-frame --help" in err
+
+
+# ------------------------------------------------------------------------------ seed 000's own conventions
+
+
+def _synthetic_logs(measured_fast, fast_rate, ratio):
+    """Fast logs of (N_slow, ratio) arrays: target = measured (J2 = 0), force = 2 × displacement."""
+    shaped = np.asarray(measured_fast).reshape(-1, ratio)
+    return {"fast": {"measured": shaped, "target": shaped, "force": 2.0 * shaped}}
+
+
+def test_output_m_j4_closed_forms():
+    """J4 as seed 000's Output.m computes it, on a 1 Hz sine sampled at 50 Hz (the
+    reference) and 4 kHz (the measurement): the same sine → the reference's linear
+    interpolation error alone, whose RMS over a step is (ωΔt)²/√120 of the sine's RMS
+    (0.144 %); delayed by 12 ms → Output.m
+    rounds τ to 0.01 s and advances the *reference* by 40 samples whatever the sign, so
+    the two end 22 ms apart: J4 = 2 |sin(π f · 22 ms)| (a sine against its shifted copy)."""
+    from rths_ident.scenarios.rc_frame import thesis_convention_metrics
+
+    fast_rate, ratio, f = 4000.0, 80, 1.0
+    time_slow = np.arange(1, 20 * 50 + 1) / 50.0
+    time_fast = np.arange(1, time_slow.size * ratio + 1) / fast_rate
+    reference = np.sin(2 * np.pi * f * time_slow)
+    same = thesis_convention_metrics(_synthetic_logs(np.sin(2 * np.pi * f * time_fast), fast_rate, ratio),
+                                     reference, 2.0 * reference, time_slow, fast_rate)
+    assert same["J4_output_m"]["shift_samples"] == 0
+    assert same["J4_output_m"]["disp_percent"] == pytest.approx(100 * (2 * np.pi * f / 50.0) ** 2 / np.sqrt(120),
+                                                                rel=0.02)
+    assert same["J4_output_m"]["force_percent"] == pytest.approx(same["J4_output_m"]["disp_percent"], rel=1e-9)
+    delayed = thesis_convention_metrics(
+        _synthetic_logs(np.sin(2 * np.pi * f * (time_fast - 0.012)), fast_rate, ratio), reference, 2.0 * reference,
+        time_slow, fast_rate)
+    assert delayed["J4_output_m"]["shift_samples"] == -40
+    assert delayed["J4_output_m"]["disp_percent"] == pytest.approx(100 * 2 * np.sin(np.pi * f * 0.022), rel=0.01)
+
+
+def test_tracking_error_share_above_25_hz():
+    """A 2 Hz target tracked with a 40 Hz ripple: all the error's energy is above 25 Hz; a
+    0.5 Hz ripple: none."""
+    from rths_ident.scenarios.rc_frame import thesis_convention_metrics
+
+    fast_rate, ratio = 4000.0, 80
+    time_slow = np.arange(1, 10 * 50 + 1) / 50.0
+    t = np.arange(1, time_slow.size * ratio + 1) / fast_rate
+    target = np.sin(2 * np.pi * 2.0 * t)
+    for ripple, share in ((40.0, 1.0), (0.5, 0.0)):
+        measured = target + 0.01 * np.sin(2 * np.pi * ripple * t)
+        logs = {"fast": {"measured": measured.reshape(-1, ratio), "target": target.reshape(-1, ratio),
+                         "force": measured.reshape(-1, ratio)}}
+        out = thesis_convention_metrics(logs, np.sin(2 * np.pi * 2.0 * time_slow), np.sin(2 * np.pi * 2.0 * time_slow),
+                                        time_slow, fast_rate)
+        assert out["J2_error_above_25Hz"] == pytest.approx(share, abs=1e-6)
+
+
+def test_thesis_actuator_is_table_2_1_in_kip_inch():
+    """Table 2.1's numbers read in kip–inch (pressures in ksi): the oil column's stiffness
+    4 β A²/V = 4 · 95958 ksi · 0.751² in⁴ / 48.66 in³ = 4449 kip/in, the loop gain
+    K_p K_q / A = 3 · 23.01 / 0.751 = 91.9 1/s, the moving mass the specimen's m_e."""
+    from rths_ident.hybrid.fast_side import actuator as act
+    from rths_ident.scenarios.rc_frame import specimen_params, thesis_actuator
+
+    specimen = specimen_params(rc.RCFrameConfig())
+    params = thesis_actuator(specimen, substeps=2)
+    assert params.hydraulic_stiffness() == pytest.approx(4 * 95958.0 * 0.751**2 / 48.66 * act.KIP / act.INCH, rel=1e-12)
+    assert params.hydraulic_stiffness() / (act.KIP / act.INCH) == pytest.approx(4449.0, rel=1e-3)
+    assert params.loop_gain() == pytest.approx(3 * 23.01 / 0.751, rel=1e-12)
+    assert params.moving_mass == float(specimen.m_e) and params.payload_damping == 0.0
+    with pytest.raises(ParameterError, match="actuator"):
+        rc.RCFrameConfig(actuator="moog")

@@ -44,6 +44,22 @@ no actuator, no delay, no noise, no rate transition. J4 then measures what the p
 loop adds, as in the thesis, where the reference is the same models without the
 experimental loop.
 
+Besides our J4, every run reports J4 as seed 000's ``Output.m`` computes it
+(``J4_output_m``): the measured interface displacement x_m at the fast rate against the
+reference's interface displacement (the ideal partitioned test, linearly interpolated to
+the fast instants; the thesis reads a stored earlier run's 4 kHz target), the reference
+advanced by |round(τ_FEI, 0.01 s)| (``metrics.delay_alignment_shift(…, "output_m")``),
+and J4,force the same way on the interface force. ``J2_error_above_25Hz`` is the share of
+the tracking error's energy (x_m − x_t) above 25 Hz.
+
+Actuator (``actuator``): ``"scaled"`` (default) is Table 2.1's Carrion–Spencer actuator
+resized for the specimen by hydraulic similitude
+(:meth:`~rths_ident.hybrid.actuator.CarrionSpencerParams.scaled_for`); ``"thesis"`` is
+Table 2.1 as the thesis' Simulink model computes it: its numbers in kip–inch units
+(pressures in ksi where the table says psi: β_e = 95958 ksi, K'_c and C_l per ksi;
+V_t = 48.66 in³ as [REPO]), the moving mass the specimen's m_e, no damping but the
+specimen's own c_e (digest 000 §12.3), limits wide open.
+
 Model updating: the NS shares no element with the specimen (RC columns vs a Bouc–Wen
 specimen), so there is nothing to update: the scenario runs the ``none`` variant only,
 with no online identifier (seed 000 Case 4 has none either).
@@ -58,6 +74,7 @@ from typing import ClassVar
 import jax.numpy as jnp
 import numpy as np
 
+from rths_ident import metrics
 from rths_ident.errors import ParameterError
 from rths_ident.hybrid.fast_side import actuator as act
 from rths_ident.hybrid.fast_side.direct_site import DirectSite
@@ -79,6 +96,9 @@ from rths_ident.structures.rc_frame import rc_frame_structure
 from rths_ident.structures.structure import with_changes
 
 SCENARIO = "rc-frame"
+ACTUATORS = ("scaled", "thesis")
+#: the tracking error's energy above this frequency is reported (``J2_error_above_25Hz``)
+HIGH_FREQUENCY_HZ = 25.0
 NS_MODELS = ("linear", "nonlinear")
 FLOORS = ("floor1", "floor2", "floor3")
 
@@ -101,6 +121,7 @@ class RCFrameConfig(HybridTestConfig):
     damping: str = "modal"  # 5 % modal (the thesis), or "rayleigh": the source's stiffness-proportional 2ζ/ω₁ K
     newmark_iterations: int = 3  # Newton iterations per step of newmark-fixed-iter (seed 000 §4.7.4)
     design_drift: float = 0.10  # m: interface drift the actuator is sized for (stroke ±2×)
+    actuator: str = "scaled"  # scaled (Table 2.1 resized for the specimen) | thesis (Table 2.1 in kip–inch)
     ns_address: str | None = None  # "HOST:PORT" of a running `rths-ident serve ns` (opensees-tcp); None: start one
 
     def __post_init__(self):
@@ -115,6 +136,8 @@ class RCFrameConfig(HybridTestConfig):
             self.bad("damping", "modal | rayleigh")
         if self.integrator not in INTEGRATORS:
             self.bad("integrator", INTEGRATORS.choices())
+        if self.actuator not in ACTUATORS:
+            self.bad("actuator", " | ".join(ACTUATORS))
         if self.ns == "native" and self.integrator not in NATIVE_INTEGRATORS:
             self.bad("integrator", "alpha-os | newmark-explicit | central-difference with the native NS "
                      "(Newmark with fixed iterations has no predictor: use --ns opensees)")
@@ -144,7 +167,21 @@ def specimen_params(cfg: RCFrameConfig):
     return DegradingBoucWen.preset_params(cfg.case, units="SI", substeps=1)
 
 
+def thesis_actuator(specimen, substeps: int) -> act.CarrionSpencerParams:
+    """Table 2.1 as seed 000's Simulink model computes it (module doc): its numbers in
+    kip–inch–second units, so that a pressure is in ksi where the table says psi."""
+    ksi = 1000.0 * act.PSI
+    wide = 1e3  # limits wide open [m, m/s, N × 1e3]: the thesis' model has none
+    return act.CarrionSpencerParams.table_2_1(
+        bulk_modulus=95958.0 * ksi, valve_flow_pressure_gain=1.36e-5 * act.CUBIC_INCH / ksi,
+        leakage_coefficient=5.89e-6 * act.CUBIC_INCH / ksi, fluid_volume=48.66 * act.CUBIC_INCH,
+        moving_mass=float(specimen.m_e), payload_damping=0.0, stroke_limit=wide, velocity_limit=wide,
+        force_limit=wide * 1e3 * act.KIP, substeps=substeps)
+
+
 def _actuator(cfg: RCFrameConfig, specimen):
+    if cfg.actuator == "thesis":
+        return thesis_actuator(specimen, cfg.actuator_substeps)
     d = cfg.design_drift
     design_force = float(specimen.alpha_sv * specimen.k_e * d + specimen.f_y0 + specimen.k_h * d**3)
     return act.CarrionSpencerParams.scaled_for(peak_force=design_force, peak_displacement=2.0 * d, peak_velocity=1.5,
@@ -178,16 +215,12 @@ def opensees_substructure(cfg: RCFrameConfig, variant: str, ground_accel_with_ze
                                 integrator=cfg.integrator, iterations=cfg.newmark_iterations, response=floors)
 
 
-def build(cfg: RCFrameConfig) -> HybridTest:
-    """The ``rc-frame`` hybrid test for ``cfg``."""
-    time_slow, ground_accel = components.slow_record(cfg)
+def _substructure_factory(cfg: RCFrameConfig, native: NativeNS | None, ground_accel):
+    """``make_ns(variant)``: a fresh NS at the start of the test (the only variant is ``none``)."""
     dt_slow = 1.0 / cfg.slow_rate
-    specimen = specimen_params(cfg)
-    native = _native(cfg, specimen) if cfg.ns == "native" else None
     record = np.concatenate([[0.0], ground_accel])  # the OpenSees Path series starts at t = 0
 
     def make_ns(variant: str = "none"):
-        """A fresh NS at the start of the test (the only variant is ``none``)."""
         if native is not None:
             return NativeSubstructure(native.integrator, native.params, native.interface_dofs, dt_slow,
                                       apply_estimate=native.apply_estimate, ns_step=native.ns_step)
@@ -195,20 +228,43 @@ def build(cfg: RCFrameConfig) -> HybridTest:
             return remote_ns.remote_substructure(cfg, variant, record)
         return opensees_substructure(cfg, variant, record)
 
-    def run_direct(specimen_params):
-        """The NS coupled to the specimen model directly at the slow rate (NS closed after)."""
-        ns = make_ns()
-        try:
-            return run_stepwise(DirectSite(DegradingBoucWen, specimen_params, dt_slow), ns, ground_accel)
-        finally:
-            ns.close()
+    return make_ns
+
+
+def _run_direct(cfg: RCFrameConfig, make_ns, ground_accel, specimen_params) -> dict:
+    """The NS coupled to the specimen model directly at the slow rate (NS closed after)."""
+    ns = make_ns()
+    try:
+        return run_stepwise(DirectSite(DegradingBoucWen, specimen_params, 1.0 / cfg.slow_rate), ns, ground_accel)
+    finally:
+        ns.close()
+
+
+@functools.lru_cache(maxsize=4)
+def ideal_test_logs(cfg: RCFrameConfig) -> dict:
+    """The step-wise logs of the ideal partitioned test of ``cfg`` (J4's reference: the NS
+    coupled to the specimen model directly at the slow rate), run once per configuration;
+    ``["fast"]["target"]`` is the interface displacement at t_1 … t_N [m],
+    ``["fast"]["force"]`` the specimen's force [N]. Treat as read-only."""
+    _, ground_accel = components.slow_record(cfg)
+    specimen = specimen_params(cfg)
+    native = _native(cfg, specimen) if cfg.ns == "native" else None
+    return _run_direct(cfg, _substructure_factory(cfg, native, ground_accel), ground_accel, specimen)
+
+
+def build(cfg: RCFrameConfig) -> HybridTest:
+    """The ``rc-frame`` hybrid test for ``cfg``."""
+    time_slow, ground_accel = components.slow_record(cfg)
+    specimen = specimen_params(cfg)
+    native = _native(cfg, specimen) if cfg.ns == "native" else None
+    make_ns = _substructure_factory(cfg, native, ground_accel)
 
     def realisation():
         """DDMRT's training signal: the NS under the record with the specimen as a
         linear spring of its initial stiffness (the ideal partitioned test with the
         ``linear`` preset)."""
         linear = dataclasses.replace(DegradingBoucWen.preset_params("linear", units="SI"), k_e=specimen.k_e)
-        logs = run_direct(linear)
+        logs = _run_direct(cfg, make_ns, ground_accel, linear)
         return np.asarray(logs["fast"]["target"])[:, 0]
 
     side = components.fast_side(cfg, specimen_model=DegradingBoucWen, specimen=specimen,
@@ -217,21 +273,54 @@ def build(cfg: RCFrameConfig) -> HybridTest:
 
     def reference():
         """The ideal partitioned test: floors (N, 3) [m] and the interface force (N,) [N]."""
-        logs = run_direct(specimen)
+        logs = ideal_test_logs(cfg)
         return np.asarray(logs["ns"]["displacement"]), np.asarray(logs["fast"]["force"])[:, 0]
+
+    def extra_metrics(logs):
+        reference_logs = ideal_test_logs(cfg)
+        return thesis_convention_metrics(logs, np.asarray(reference_logs["fast"]["target"])[:, 0],
+                                         np.asarray(reference_logs["fast"]["force"])[:, 0], time_slow, cfg.fast_rate)
 
     guards = UpdateGuards(lower_bounds=np.zeros(0), upper_bounds=np.zeros(0), freeze_until_s=np.inf)
     return HybridTest(
         key=cfg.program_key(), name=SCENARIO, time_slow=time_slow, ground_accel=ground_accel, slow_rate=cfg.slow_rate,
         fast_side=side, native_ns=native, make_ns=make_ns, guards=guards, param_names=(), true_values=np.zeros(0),
         initial_values=np.zeros(0), reference=reference, seed=cfg.seed, response_names=FLOORS,
+        extra_metrics=extra_metrics,
     )
+
+
+def thesis_convention_metrics(logs: dict, reference_displacement, reference_force, time_slow, fast_rate: float) -> dict:
+    """J4 on displacement and force as seed 000's ``Output.m`` computes them (module doc)
+    and the share of the tracking error's energy above :data:`HIGH_FREQUENCY_HZ`.
+
+    ``reference_displacement``/``reference_force``: the ideal test's interface values at
+    ``time_slow`` (t_1 … t_N); the fast sample i ends at (i + 1)/``fast_rate``."""
+    measured = np.asarray(logs["fast"]["measured"]).ravel()
+    target = np.asarray(logs["fast"]["target"]).ravel()
+    force = np.asarray(logs["fast"]["force"]).ravel()
+    time_fast = np.arange(1, measured.size + 1) / fast_rate
+    knots = np.concatenate([[0.0], np.asarray(time_slow, dtype=float)])
+
+    def on_fast_grid(values):
+        return np.interp(time_fast, knots, np.concatenate([[0.0], np.asarray(values, dtype=float)]))
+
+    indices = metrics.thesis_indices(target, measured, fast_rate, reference=on_fast_grid(reference_displacement),
+                                     restoring_force=force, reference_restoring_force=on_fast_grid(reference_force),
+                                     alignment="output_m")
+    error_spectrum = np.abs(np.fft.rfft(measured - target)) ** 2
+    frequencies = np.fft.rfftfreq(measured.size, 1.0 / fast_rate)
+    return {
+        "J4_output_m": {"disp_percent": float(indices["J4_disp"]), "force_percent": float(indices["J4_force"]),
+                        "shift_samples": int(indices["alignment_shift"])},
+        "J2_error_above_25Hz": float(error_spectrum[frequencies > HIGH_FREQUENCY_HZ].sum() / error_spectrum.sum()),
+    }
 
 
 def describe(cfg: RCFrameConfig) -> dict:
     """The scenario-specific keys of the result."""
     return {"case": cfg.case, "ns": cfg.ns, "ns_model": cfg.ns_model, "integrator": cfg.integrator,
-            "record_scale": cfg.record_scale}
+            "record_scale": cfg.record_scale, "actuator": cfg.actuator}
 
 
 def run_scenario(cfg: RCFrameConfig, options: RunOptions = RunOptions()) -> dict:
@@ -260,6 +349,9 @@ FIELDS = [
           choices=DegradingBoucWen.PRESET_NAMES, option="--case"),
     Field("actuator.design_drift", "design_drift", "interface drift the actuator is sized for (stroke ±2×)",
           unit="m", low=1e-9),
+    Field("actuator.kind", "actuator", "the Carrion–Spencer actuator resized for the specimen (scaled), or seed "
+          "000's Table 2.1 as its Simulink model computes it, in kip–inch units (thesis)", kind=str,
+          choices=ACTUATORS, option="--actuator"),
     *fields.fast_side_fields(), *fields.updating_fields(("none",)), *fields.run_fields(),
 ]
 
