@@ -38,7 +38,11 @@ from rths_ident.estimators.offline import (
     static_stiffness,
 )
 
-__all__ = ["static_stiffness_test", "StaticTest", "BetweenTests", "identify_between_tests", "identify_from_logs"]
+__all__ = ["static_stiffness_test", "StaticTest", "BetweenTests", "identify_between_tests", "identify_from_logs",
+           "identify_on_site", "STATIC_LEVELS"]
+
+#: the static test's displacements [m] (±2 … ±8 mm, inside the rig's 10 mm stroke)
+STATIC_LEVELS = (-0.008, -0.006, -0.004, -0.002, 0.002, 0.004, 0.006, 0.008)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -135,3 +139,26 @@ def identify_from_logs(logs: dict, *, specimen_stiffness: float, numerical_mass:
     return identify_between_tests(time, displacement, imposed, force, specimen_stiffness=specimen_stiffness,
                                   numerical_mass=numerical_mass, numerical_damping=numerical_damping,
                                   numerical_stiffness=numerical_stiffness, min_peak=min_peak)
+
+
+def identify_on_site(site_spec: str, dt: float = 0.01, *, specimen=None, seed: int = 0,
+                     numerical=(34.0, 8.5, 30.0), initial_displacement: float = 0.01, steps: int = 1200,
+                     static_levels=STATIC_LEVELS) -> tuple[float, BetweenTests]:
+    """The whole identification between tests on a site (``open_site``'s ``site_spec``;
+    ``specimen``: the virtual specimen behind ``emulator``/``direct``, default seed 002's):
+    the static K_e test (:func:`static_stiffness_test`), then a free vibration of the
+    numerical part (M₁ kg, C₁ N·s/m, K₁ N/m; default seed 002 Case 1) from
+    ``initial_displacement`` [m] coupled to the site by the partitioned Newmark scheme, and
+    :func:`identify_from_logs` with K̂_e held. Returns (K̂_e [N/m], the identification)."""
+    from rths_ident.hybrid.engine import run_stepwise  # noqa: PLC0415
+    from rths_ident.rigs.site_spec import open_site  # noqa: PLC0415
+    from rths_ident.structures.partitioned_newmark import PartitionedNewmark  # noqa: PLC0415
+
+    mass, damping, stiffness = (float(v) for v in numerical)
+    with open_site(site_spec, dt, specimen=specimen, seed=seed) as site:
+        k_hat = static_stiffness_test(site, static_levels).line.stiffness
+    with open_site(site_spec, dt, specimen=specimen, seed=seed) as site:
+        ns = PartitionedNewmark([[mass]], [[damping]], [[stiffness]], [0], dt, displacement0=[initial_displacement])
+        logs = run_stepwise(site, ns, np.zeros(steps + 1))
+    return k_hat, identify_from_logs(logs, specimen_stiffness=k_hat, numerical_mass=mass, numerical_damping=damping,
+                                     numerical_stiffness=stiffness)
