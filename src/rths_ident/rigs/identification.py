@@ -150,7 +150,7 @@ def identify_on_site(site_spec: str, dt: float = 0.01, *, specimen=None, seed: i
     numerical part (M₁ kg, C₁ N·s/m, K₁ N/m; default seed 002 Case 1) from
     ``initial_displacement`` [m] coupled to the site by the partitioned Newmark scheme, and
     :func:`identify_from_logs` with K̂_e held. Returns (K̂_e [N/m], the identification)."""
-    from rths_ident.hybrid.engine import run_stepwise  # noqa: PLC0415
+    from rths_ident.hybrid.loop.engine import run_stepwise  # noqa: PLC0415
     from rths_ident.rigs.site_spec import open_site  # noqa: PLC0415
     from rths_ident.structures.partitioned_newmark import PartitionedNewmark  # noqa: PLC0415
 

@@ -54,7 +54,7 @@ the tracking error's energy (x_m − x_t) above 25 Hz.
 
 Actuator (``actuator``): ``"scaled"`` (default) is Table 2.1's Carrion–Spencer actuator
 resized for the specimen by hydraulic similitude
-(:meth:`~rths_ident.hybrid.actuator.CarrionSpencerParams.scaled_for`); ``"thesis"`` is
+(:meth:`~rths_ident.hybrid.fast_side.actuator.CarrionSpencerParams.scaled_for`); ``"thesis"`` is
 Table 2.1 as the thesis' Simulink model computes it: its numbers in kip–inch units
 (pressures in ksi where the table says psi: β_e = 95958 ksi, K'_c and C_l per ksi;
 V_t = 48.66 in³ as [REPO]), the moving mass the specimen's m_e, no damping but the
