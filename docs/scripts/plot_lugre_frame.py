@@ -24,7 +24,7 @@ SHOWN = ("tracking", "reference_vs_hybrid", "specimen_hysteresis", "parameters",
 
 
 def main() -> list[Path]:
-    cfg = lugre_frame.config_from_options({}, {})
+    cfg = lugre_frame.CONFIG()  # the defaults, as `rths-ident run lugre-frame`
     result = lugre_frame.run_scenario(cfg, RunOptions(engine="fused", compare=True))
     written = []
     with tempfile.TemporaryDirectory() as folder:
