@@ -151,6 +151,8 @@ class HardwareSite:
         self._rows: list[dict] = []
         self._last_target = np.zeros(self.n_interface)
         self._stopped = False
+        self._stop_summary: str | None = None
+        self.at_rest = True  # False once a safe stop could not finish (secure the rig by hand)
         self._closed = False
         self._clock0 = None
         self.missed_deadlines = 0
@@ -235,33 +237,38 @@ class HardwareSite:
         else:
             time.sleep(deadline - now)
 
-    def safe_stop(self) -> str:
-        """Hold, then ramp to zero; returns what happened (also in :attr:`events`)."""
+    def safe_stop(self, last_target=None, dt=None, policy=None) -> str:
+        """Hold, then ramp to zero in moves of ``ramp_increment``; returns what happened
+        (also in :attr:`events`; :attr:`at_rest` says whether it could). Done once: a
+        second call returns the first one's sentence. The arguments of the loop's safe
+        stop (:func:`~rths_ident.hybrid.loop.safe_stop.bring_to_rest`) are not needed: the
+        rig starts from the last target it reached, at its own pace."""
         if self._stopped:
-            return "safe stop already done"
+            return self._stop_summary or "safe stop already done"
         self._stopped = True
+        self._stop_summary = summary = self._hold_and_ramp()
+        self.events.append(summary)
+        return summary
+
+    def _hold_and_ramp(self) -> str:
         start = self._last_target.copy()
         # any failure here is reported, never raised: the error that called for the stop must survive
         try:
             self.driver.hold()
         except Exception as exc:  # noqa: BLE001
-            summary = f"safe stop FAILED to hold ({exc}): secure the rig by hand"
-            self.events.append(summary)
-            return summary
+            self.at_rest = False
+            return f"safe stop FAILED to hold ({exc}): secure the rig by hand"
         moves = int(math.ceil(np.max(np.abs(start), initial=0.0) / self.ramp_increment))
         for j in range(1, moves + 1):
             u = start * (1.0 - j / moves)
             try:
                 self.driver.command(np.asarray(self.calibration.to_command(u), dtype=float).reshape(self.n_interface))
             except Exception as exc:  # noqa: BLE001
-                summary = (f"safe stop: held at {_mm(start)}, ramp to zero FAILED at {_mm(u)} ({exc}): "
-                           "secure the rig by hand")
-                self.events.append(summary)
-                return summary
+                self.at_rest = False
+                return (f"safe stop: held at {_mm(start)}, ramp to zero FAILED at {_mm(u)} ({exc}): "
+                        "secure the rig by hand")
             self._last_target = u
-        summary = f"safe stop: held at {_mm(start)}, ramped to zero in {moves} move(s)"
-        self.events.append(summary)
-        return summary
+        return f"safe stop: held at {_mm(start)}, ramped to zero in {moves} move(s)"
 
     def close(self) -> None:
         """End of test: hold and ramp to zero (if not done), then release the driver."""

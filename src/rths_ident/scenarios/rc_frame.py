@@ -196,10 +196,12 @@ def build(cfg: RCFrameConfig) -> HybridTest:
         return opensees_substructure(cfg, variant, record)
 
     def run_direct(specimen_params):
-        """The NS coupled to the specimen model directly at the slow rate (NS closed after)."""
+        """The NS coupled to the specimen model directly at the slow rate (NS closed after):
+        a computation, not a test (nothing to bring to rest; Ctrl-C stops it as it is)."""
         ns = make_ns()
         try:
-            return run_stepwise(DirectSite(DegradingBoucWen, specimen_params, dt_slow), ns, ground_accel)
+            return run_stepwise(DirectSite(DegradingBoucWen, specimen_params, dt_slow), ns, ground_accel,
+                                safe_stop=None)
         finally:
             ns.close()
 

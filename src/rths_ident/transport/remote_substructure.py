@@ -146,6 +146,9 @@ class RemoteSubstructure:
         except TransportError as exc:
             self._broken = True
             raise self._located(exc, "in") from exc
+        except BaseException:  # Ctrl-C mid-exchange: a reply may be half read; close() only closes the socket
+            self._broken = True
+            raise
         self.slow_index += 1
         return values[:n].copy(), log
 
@@ -165,6 +168,9 @@ class RemoteSubstructure:
         except TransportError as exc:
             self._broken = True
             raise self._located(exc, "applying parameters before") from exc
+        except BaseException:
+            self._broken = True
+            raise
 
     def close(self) -> None:
         """End the session (SHUTDOWN, answered by SHUTDOWN) and close the connection;
