@@ -70,6 +70,31 @@ def check_address(address: str) -> str:
     return address
 
 
+#: seconds to wait for a scheduler's TCP port to accept a connection before the client's own retries
+PROBE_TIMEOUT_S = 5.0
+
+
+def _reachable(address: str) -> None:
+    """A TCP connection to the scheduler's port, once: refused, unknown host or silent
+    for :data:`PROBE_TIMEOUT_S` is a ``ConnectionError`` at once (dask's client would
+    retry for its whole timeout, saying nothing)."""
+    import socket  # noqa: PLC0415
+
+    host, _, port_text = address[len("tcp://"):].rpartition(":")
+    try:
+        port = int(port_text)
+        if not 1 <= port <= 65535:
+            raise ValueError
+    except ValueError:
+        raise ParameterError(f"--dask {address}: the port must be a number 1…65535") from None
+    try:
+        socket.create_connection((host.strip("[]"), port), timeout=PROBE_TIMEOUT_S).close()
+    except OSError as exc:
+        reason = "connection refused" if isinstance(exc, ConnectionRefusedError) else str(exc) or type(exc).__name__
+        raise ConnectionError(f"--dask {address}: {reason} — is a Dask scheduler running there? (start one with "
+                              f"'dask scheduler --port {port}' and workers with 'dask worker {address}')") from None
+
+
 class DaskExecutor:
     """Runs a study's chunks on a Dask cluster; a context manager (closes what it opened).
 
@@ -96,6 +121,7 @@ class DaskExecutor:
                                              host="127.0.0.1", dashboard_address=None)
             self.client = Client(self._cluster, timeout=self.timeout_s)
         else:
+            _reachable(self.address)
             self.client = Client(self.address, timeout=self.timeout_s)
         return self
 

@@ -301,3 +301,36 @@ def test_attach_names_its_faults(tmp_path):
     with pytest.raises(ParameterError, match="non-empty words"):
         rec.attach("h//x", {"x": np.zeros(3)}, {"x": "m"})
     rec.close()
+
+
+def test_a_nearly_full_disk_stops_the_steps_before_any_write_and_the_record_says_why(tmp_path, monkeypatch):
+    """Less free space than the next flush needs plus the reserve: nothing of that flush
+    is written (HDF5 never meets the full disk), the steps flushed before stay, and the
+    record still takes the events that say why, and closes cleanly."""
+    import collections
+
+    from rths_ident.records.writer import RecordWriteError
+
+    path = tmp_path / "rec.h5"
+    rec = TestRecordWriter.open(path, CONFIG, UNITS, flush_every=2)
+    for k in range(4):
+        rec.append(_step(k))
+    usage = collections.namedtuple("usage", "total used free")
+    two_steps = 2 * (8 + 8 + 4 * 8 + 2 * 8 + 1)  # bytes of steps 4 and 5: time, x, fast/force, estimate, flag
+    free = rec.reserve_bytes + two_steps - 1
+    monkeypatch.setattr(_record_writer.shutil, "disk_usage", lambda folder: usage(10 * free, 9 * free, free))
+    rec.append(_step(4))
+    with pytest.raises(RecordWriteError) as caught:
+        rec.append(_step(5))
+    assert str(caught.value) == (f"test record {path}: the disk is full: {free / 1e3:.0f} kB free, the next write "
+                                 f"needs about {two_steps / 1e3:.0f} kB and "
+                                 f"{rec.reserve_bytes / 1e3:.0f} kB are kept free; the record keeps the 4 slow steps "
+                                 "flushed before")
+    with pytest.raises(RecordWriteError):
+        rec.append(_step(6))
+    rec.event("error", "the loop stopped: the disk is full")
+    rec.close()
+    r = read_test_record(path)
+    assert r.n_steps == 4 and not r.complete and r.closed
+    assert r.errors()[0].message == "the loop stopped: the disk is full"
+    np.testing.assert_array_equal(r.steps["x"], 1e-3 * np.arange(4))

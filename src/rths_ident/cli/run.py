@@ -219,7 +219,7 @@ def _run_and_report(kind_name, module, cfg, engine, realtime, run, values, name,
     view.close_bar()
     if not result.complete and not result.metrics:
         where = f"; test record → {', '.join(map(str, result.test_records))}" if result.test_records else ""
-        print(f"rths-ident: the test stopped: {result.stopped}{where}", file=sys.stderr)
+        print(f"rths-ident: the test stopped: {result.stopped.rstrip('.')}{where}", file=sys.stderr)
         return EXIT_TEST_STOPPED
     data = result_dict(result)
     print(getattr(module, "report", hybrid_test_report)(data))

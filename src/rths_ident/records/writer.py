@@ -31,7 +31,10 @@ Datasets that are not per step (a whole run's time history, a reference) can be
 HDF5 cannot create datasets in a file in SWMR mode, so they are written with the header
 (and rewritten with it until phase 2 starts; the writer then drops its copy).
 
-A disk that fills up (or any failed write): the write raises :class:`RecordWriteError`
+A disk that fills up: before each write the writer checks the free space, and with less
+than the write needs plus :data:`RESERVE_BYTES` (1 MiB) it stops before writing anything
+(HDF5 hitting a full disk mid-write cannot close its file cleanly). That, or any failed
+write: the write raises :class:`RecordWriteError`
 (an ``OSError`` naming the record and how many slow steps it keeps), the writer stops
 writing and closes the file as far as it can, and the record on disk keeps what the last
 successful flush wrote (phase 1: the previous header file, replaced atomically; phase 2:
@@ -46,6 +49,7 @@ operating system, they do not ``fsync``).
 from __future__ import annotations
 
 import datetime
+import errno
 import math
 import os
 import shutil
@@ -63,11 +67,17 @@ from rths_ident.records.versions import software_versions
 
 #: bytes per chunk of a step dataset (rows per chunk = this / bytes per row)
 CHUNK_BYTES = 64 * 1024
+#: free bytes a writer keeps on its disk: below this plus the next write, it stops writing (a full disk)
+RESERVE_BYTES = 1 << 20
 
 
 class RecordWriteError(OSError):
     """Writing the test record failed (a full disk, a removed folder): the message names
     the record, the cause and the slow steps the file keeps (module doc)."""
+
+
+class DiskFull(OSError):
+    """The disk has less free space than the next write needs plus the reserve."""
 
 
 def _utc_now() -> str:
@@ -130,6 +140,8 @@ class TestRecordWriter:
     """
 
     __test__ = False  # not a pytest class
+    #: free bytes kept on the disk (module doc; :data:`RESERVE_BYTES`)
+    reserve_bytes = RESERVE_BYTES
 
     def __init__(self, path, config: Mapping, units: Mapping, *, kind: str = "test",
                  time_base: Mapping | None = None, flush_every: int = 25, flush_interval_s: float = 0.5):
@@ -164,6 +176,7 @@ class TestRecordWriter:
         self._finished = False
         self._end_recorded = False  # an error or stop event is in the record
         self._failure: RecordWriteError | None = None  # a write failed: the writer stopped writing
+        self._events_only = False  # the disk is (nearly) full: no more steps, still the events that say why
         self._attached: dict[str, tuple[np.ndarray, str]] = {}  # path under /attached -> (data, unit), phase 1
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._replace_with_header()
@@ -268,9 +281,10 @@ class TestRecordWriter:
         """Record an event (``start``, ``stop``, ``error``, …) at slow step ``step`` and
         test time ``time`` [s] (``None``: not tied to one), and flush at once. After a
         failed write: nothing (module doc)."""
-        if self._failure is not None:
+        if self._failure is not None and not self._events_only:
             return  # nothing more reaches the disk; the failure is what the caller reports
-        self._check_open()
+        if self._closed:
+            raise ParameterError(f"the test record {self.path} is closed")
         if not isinstance(kind, str) or not kind or len(kind.encode()) > layout.EVENT_KIND_BYTES:
             raise ParameterError(f"event kind {kind!r}: expected a non-empty word of ≤ {layout.EVENT_KIND_BYTES} bytes")
         self._events.append((kind, _clip_message(str(message)), -1 if step is None else int(step),
@@ -284,12 +298,51 @@ class TestRecordWriter:
         :class:`RecordWriteError` if that fails (module doc)."""
         if self._closed:
             return
+        if self._events_only:  # a full disk: the events that say so, no more steps
+            self._flush_events_only()
+            return
         if self._failure is not None:
             raise self._failure
+        on_disk = self._on_disk if self._file is not None else 0  # phase 1: the record has no step yet
+        try:
+            self._check_space()
+        except DiskFull as exc:  # nothing written: the file stays open for the events that say why
+            self._failure = RecordWriteError(f"test record {self.path}: {exc.strerror}; the record keeps the "
+                                             f"{on_disk} slow steps flushed before")
+            self._buffer.clear()
+            self._buffered = 0
+            self._events_only = True
+            self._flush()  # the events so far (small: the reserve is there for them)
+            raise self._failure from exc
         try:
             self._flush()
         except Exception as exc:
+            self._on_disk = on_disk  # what the record on disk keeps: the steps of the last good flush
             raise self._failed(exc) from exc
+
+    def _flush_events_only(self) -> None:
+        try:
+            self._flush()
+        except Exception as exc:  # even the events no longer fit: stop writing altogether
+            self._events_only = False
+            self._release()
+            raise self._failure from exc
+
+    def _check_space(self, extra: int = 0) -> None:
+        """An ``OSError`` (ENOSPC) before anything is written when the disk has less
+        free than the next write needs plus :attr:`reserve_bytes`: the record stays the
+        consistent file of the last flush (HDF5 hitting a full disk mid-write leaves its
+        cache in a state it cannot close cleanly)."""
+        pending = extra + sum(a.nbytes for block in self._buffer for a in block.values())
+        if self._file is None and self.path.exists():  # phase 1 and 2's start rewrite the whole file
+            pending += self.path.stat().st_size
+        try:
+            free = shutil.disk_usage(self.path.parent).free
+        except OSError:
+            return
+        if free < pending + self.reserve_bytes:
+            raise DiskFull(errno.ENOSPC, f"the disk is full: {free / 1e3:.0f} kB free, the next write needs about "
+                                         f"{pending / 1e3:.0f} kB and {self.reserve_bytes / 1e3:.0f} kB are kept free")
 
     def _flush(self) -> None:
         if self._file is None:
@@ -312,6 +365,7 @@ class TestRecordWriter:
         self._close_file()
         partial = _partial_path(self.path)
         try:
+            self._check_space(self.path.stat().st_size)
             shutil.copyfile(self.path, partial)
             with h5py.File(partial, "r+") as f:
                 f.attrs["complete"] = True
@@ -321,7 +375,8 @@ class TestRecordWriter:
                     group.attrs[name] = value
         except Exception as exc:  # the closed step file stays the record (complete = False)
             partial.unlink(missing_ok=True)
-            self._failure = RecordWriteError(f"test record {self.path}: adding the metrics failed ({exc}); the record "
+            text = " ".join(str(exc).split())
+            self._failure = RecordWriteError(f"test record {self.path}: adding the metrics failed ({text}); the record "
                                              f"keeps its {self._on_disk} slow steps, marked not complete")
             raise self._failure from exc
         os.replace(partial, self.path)
@@ -333,12 +388,15 @@ class TestRecordWriter:
         failed write it only releases the file."""
         if self._closed:
             return
-        if self._failure is not None:
+        if self._failure is not None and not self._events_only:
             self._release()
             return
-        if not self._end_recorded:
-            self.event("stop", "closed before the end of the test (no finish)")
-        self._close_file()
+        try:
+            if not self._end_recorded:
+                self.event("stop", "closed before the end of the test (no finish)")
+            self._close_file()
+        except RecordWriteError:  # the disk filled up even for the last event: what is there stays
+            self._release()
 
     def __enter__(self) -> "TestRecordWriter":
         return self
@@ -490,7 +548,8 @@ class TestRecordWriter:
 
     def _failed(self, exc: Exception) -> RecordWriteError:
         """Stop writing after ``exc`` (module doc): the error to raise, now and later."""
-        self._failure = RecordWriteError(f"test record {self.path}: writing failed ({type(exc).__name__}: {exc}); "
+        text = " ".join(str(exc).split())  # HDF5's messages span lines
+        self._failure = RecordWriteError(f"test record {self.path}: writing failed ({type(exc).__name__}: {text}); "
                                          f"the record keeps the {self._on_disk} slow steps flushed before")
         self._release()
         return self._failure

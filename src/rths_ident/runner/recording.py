@@ -140,11 +140,11 @@ class StepRecorder:
     def record_aborted(self, exc) -> None:
         """A :class:`~rths_ident.hybrid.loop.engine.LoopAborted` (or the operator's
         :class:`~rths_ident.operator_stop.OperatorStopped`): its completed
-        steps, then the error (the stop) at the failing step. Nothing when the record
-        itself could not be written (what stopped the loop, then)."""
-        if self.writer.failure is not None:
-            return
-        self.record_all(exc.logs)
+        steps, then the error (the stop) at the failing step. When the record itself
+        could not be written (a full disk stopped the loop), the error only, if the
+        writer can still write it."""
+        if self.writer.failure is None:
+            self.record_all(exc.logs)
         k = int(exc.slow_index)
         t = float(self.time_slow[k]) if 0 <= k < self.time_slow.size else None
         self.writer.event("stop" if isinstance(exc, KeyboardInterrupt) else "error", str(exc), step=k, time=t)

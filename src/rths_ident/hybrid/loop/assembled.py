@@ -235,10 +235,18 @@ def virtual_site(test: HybridTest) -> VirtualSite:
 
 
 def _limit_check(slow_rate: float):
+    """What stops the step-wise loop after a step: an actuator limit, or an identifier
+    whose estimate is no longer finite (it diverged: nothing it says can be trusted, and a
+    test that goes on without it is another test)."""
     def check(log, k):
         code = int(np.max(log["fast"]["limit"]))
         if code:
             return f"actuator limit exceeded (code {code}) in slow step {k} (t = {(k + 1) / slow_rate:.3f} s)"
+        estimate = log.get("update", {}).get("estimate")
+        if estimate is not None and not np.all(np.isfinite(estimate)):
+            values = ", ".join(f"{v:.6g}" for v in np.ravel(estimate))
+            return (f"the online identifier diverged: its estimate is not finite ({values}) in slow step {k} "
+                    f"(t = {(k + 1) / slow_rate:.3f} s)")
         return None
     return check
 

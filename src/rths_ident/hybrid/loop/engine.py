@@ -183,7 +183,10 @@ def run_stepwise(site, ns, ground_accel_slow, *, updater: ModelUpdater | None = 
         where = f"slow step {k}" + (f" (t = {(k + 1) * dt:.3f} s)" if np.isfinite(dt) else "")
         stopped = bring_to_rest(site, target, dt, safe_stop)
         kept = f"the {len(per_step)} completed slow steps are kept"
-        text = f"{where} {message}. {stopped.describe()}; {kept}." + (f" What to do: {advice}." if advice else "")
+        said = stopped.summary or stopped.error  # a rig that stopped itself already said how, in its error
+        rest = stopped.describe() if not (said and said in message) else (
+            "The rig brought itself to rest as said" if stopped.at_rest else "The rig could not be brought to rest")
+        text = f"{where} {message}. {rest}; {kept}." + (f" What to do: {advice}." if advice else "")
         return LoopAborted(text, stack_logs(per_step), k, safe_stop_logs=stopped.logs)
 
     def operator_stop(k: int):
