@@ -218,8 +218,7 @@ def _run_and_report(kind_name, module, cfg, engine, realtime, run, values, name,
         return EXIT_INTERRUPTED
     view.close_bar()
     if not result.complete and not result.metrics:
-        where = f"; test record → {', '.join(map(str, result.test_records))}" if result.test_records else ""
-        print(f"rths-ident: the test stopped: {result.stopped.rstrip('.')}{where}", file=sys.stderr)
+        print(_stopped_line(result), file=sys.stderr)
         return EXIT_TEST_STOPPED
     data = result_dict(result)
     print(getattr(module, "report", hybrid_test_report)(data))
@@ -234,7 +233,16 @@ def _run_and_report(kind_name, module, cfg, engine, realtime, run, values, name,
             print(f"plot → {p}")
         if not quiet:
             options.stream.phase("plotting", time.perf_counter() - start)
-    return EXIT_TEST_STOPPED if not result.complete else 0  # the test stopped; its data are kept
+    if not result.complete:  # the test stopped; what it measured is reported above and kept
+        print(_stopped_line(result), file=sys.stderr)
+        return EXIT_TEST_STOPPED
+    return 0
+
+
+def _stopped_line(result) -> str:
+    """The one line of a test that stopped on a fault: why, and where its record is."""
+    where = f"; test record → {', '.join(map(str, result.test_records))}" if result.test_records else ""
+    return f"rths-ident: the test stopped: {' '.join(result.stopped.split()).rstrip('.')}{where}"
 
 
 def add_run_command(subparsers: argparse._SubParsersAction) -> None:

@@ -393,7 +393,7 @@ def run_rig_test(case: RigCase, cfg: RigTestConfig, options: RunOptions = RunOpt
             logs = run_stepwise(site, timed_ns, ag, on_step=timed_on_step)
         except LoopAborted as aborted:
             logs = aborted.logs
-            result["aborted"] = str(aborted.__cause__ or aborted)
+            result["aborted"] = str(aborted)  # the engine's sentence: what failed, at which step, how the rig was left
             if record is not None:
                 record.event("error", str(aborted), step=aborted.slow_index,
                              time=(aborted.slow_index + 1) * cfg.dt)
