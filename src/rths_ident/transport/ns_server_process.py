@@ -62,6 +62,11 @@ class NSServerProcess:
         self._stderr: collections.deque = collections.deque(maxlen=20)
 
     @property
+    def records_folder(self) -> str | None:
+        """The temporary folder of the child's session records (None: given, or removed)."""
+        return self._records
+
+    @property
     def command(self) -> list[str]:
         args = list(self.serve_args)
         if "--records" not in args:  # the run's own test record holds every step; the child's goes to temp
@@ -106,6 +111,11 @@ class NSServerProcess:
         except BaseException:
             self.stop()
             raise
+
+    def output(self) -> str:
+        """What the child printed on stdout so far, after its listening line (e.g. its
+        last line, ``stopped after … session(s)``)."""
+        return "".join(self._stdout.queue)
 
     def _last_error(self) -> str:
         lines = [line.strip() for line in self._stderr if line.strip()]
