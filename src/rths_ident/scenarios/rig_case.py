@@ -449,6 +449,12 @@ def _site_or_why(cfg, record, **site_options):
             record.event("error", message, step=0, time=0.0)
             record.close()
         raise RigUnavailable(message) from exc
+    except KeyboardInterrupt:
+        if not opened and record is not None:  # Ctrl-C while the board was being reached: nothing moved
+            record.event("stop", "stopped by the operator (Ctrl-C) while the rig was being reached: nothing moved",
+                         step=0, time=0.0)
+            record.close()
+        raise
 
 
 class _TimedSubstructure:
