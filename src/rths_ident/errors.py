@@ -70,4 +70,3 @@ class UnknownDatasetError(ValueError):
         super().__init__(
             f"unknown {what} {name!r}; valid names: {', '.join(self.valid_names)}"
         )
-

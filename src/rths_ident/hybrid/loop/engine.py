@@ -179,9 +179,16 @@ def run_stepwise(site, ns, ground_accel_slow, *, updater: ModelUpdater | None = 
     dt = float(getattr(ns, "dt", np.nan))
     target = ns.initial_target()
 
+    rested: list = []  # the safe stop's result: it runs once, whatever asks for it (a fault, then Ctrl-C)
+
+    def to_rest():
+        if not rested:
+            rested.append(bring_to_rest(site, target, dt, safe_stop))
+        return rested[0]
+
     def abort(message: str, k: int, advice: str | None = None):
         where = f"slow step {k}" + (f" (t = {(k + 1) * dt:.3f} s)" if np.isfinite(dt) else "")
-        stopped = bring_to_rest(site, target, dt, safe_stop)
+        stopped = to_rest()
         kept = f"the {len(per_step)} completed slow steps are kept"
         said = stopped.summary or stopped.error  # a rig that stopped itself already said how, in its error
         rest = stopped.describe() if not (said and said in message) else (
@@ -191,7 +198,7 @@ def run_stepwise(site, ns, ground_accel_slow, *, updater: ModelUpdater | None = 
 
     def operator_stop(k: int):
         t = (k + 1) * dt if np.isfinite(dt) else None
-        stopped = bring_to_rest(site, target, dt, safe_stop)
+        stopped = to_rest()
         text = (f"{operator_stop_text(k, t)}. {stopped.describe()}; the {len(per_step)} completed slow steps "
                 "are kept.")
         return OperatorStopped(text, stack_logs(per_step), k, t, safe_stop_logs=stopped.logs,
