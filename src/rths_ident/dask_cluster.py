@@ -13,15 +13,52 @@ A task that fails for good raises from :meth:`DaskExecutor.iter_chunks` (the stu
 record keeps the chunks finished before it).
 
 ``"local"`` starts a :class:`distributed.LocalCluster` of 2 worker processes on
-127.0.0.1 (one thread each: the compiled loop is single-threaded) and stops it after the
-study; an address connects to a running scheduler (the workers must have rths_ident).
+127.0.0.1 (one thread each: the compiled loop is single-threaded), which ignore Ctrl-C
+(this process stops them), and stops it after the study; an address connects to a
+running scheduler (the workers must have rths_ident): one that refuses the connection
+is an error at once, not after the client's whole ``timeout_s`` of retries.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import os
+import signal
+import threading
+
 from rths_ident.errors import ParameterError
 
 __all__ = ["DaskExecutor", "check_address"]
+
+
+@contextlib.contextmanager
+def _workers_ignore_ctrl_c():
+    """While the local cluster starts its worker processes: SIGINT ignored, which the
+    workers inherit (an ignored signal stays ignored across ``exec``). A Ctrl-C at the
+    terminal then reaches this process alone, which stops the study and the cluster
+    itself, instead of every worker printing its own traceback. (A Ctrl-C during these
+    seconds of start-up is lost.)"""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # the workers' own log: errors only (a study stopped by Ctrl-C cancels their tasks,
+    # which distributed reports as warnings, one per task)
+    level = os.environ.get(_WORKER_LOG_LEVEL)
+    os.environ[_WORKER_LOG_LEVEL] = "error"
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if level is None:
+            os.environ.pop(_WORKER_LOG_LEVEL, None)
+        else:
+            os.environ[_WORKER_LOG_LEVEL] = level
+
+
+#: dask's configuration of distributed's log level, as an environment variable (the workers read it)
+_WORKER_LOG_LEVEL = "DASK_LOGGING__DISTRIBUTED"
 
 
 def check_address(address: str) -> str:
@@ -31,6 +68,31 @@ def check_address(address: str) -> str:
     if not address.startswith("tcp://") or ":" not in address[len("tcp://"):]:
         raise ParameterError(f"--dask must be 'local' or a scheduler address tcp://HOST:PORT; got {address!r}")
     return address
+
+
+#: seconds to wait for a scheduler's TCP port to accept a connection before the client's own retries
+PROBE_TIMEOUT_S = 5.0
+
+
+def _reachable(address: str) -> None:
+    """A TCP connection to the scheduler's port, once: refused, unknown host or silent
+    for :data:`PROBE_TIMEOUT_S` is a ``ConnectionError`` at once (dask's client would
+    retry for its whole timeout, saying nothing)."""
+    import socket  # noqa: PLC0415
+
+    host, _, port_text = address[len("tcp://"):].rpartition(":")
+    try:
+        port = int(port_text)
+        if not 1 <= port <= 65535:
+            raise ValueError
+    except ValueError:
+        raise ParameterError(f"--dask {address}: the port must be a number 1…65535") from None
+    try:
+        socket.create_connection((host.strip("[]"), port), timeout=PROBE_TIMEOUT_S).close()
+    except OSError as exc:
+        reason = "connection refused" if isinstance(exc, ConnectionRefusedError) else str(exc) or type(exc).__name__
+        raise ConnectionError(f"--dask {address}: {reason} — is a Dask scheduler running there? (start one with "
+                              f"'dask scheduler --port {port}' and workers with 'dask worker {address}')") from None
 
 
 class DaskExecutor:
@@ -54,14 +116,18 @@ class DaskExecutor:
         except ImportError as exc:  # pragma: no cover - the dependency is declared
             raise ParameterError("--dask needs dask.distributed: pip install 'rths_ident[cluster]'") from exc
         if self.address == "local":
-            self._cluster = LocalCluster(n_workers=self.n_workers, threads_per_worker=1, processes=True,
-                                         host="127.0.0.1", dashboard_address=None)
+            with _workers_ignore_ctrl_c():
+                self._cluster = LocalCluster(n_workers=self.n_workers, threads_per_worker=1, processes=True,
+                                             host="127.0.0.1", dashboard_address=None)
             self.client = Client(self._cluster, timeout=self.timeout_s)
         else:
+            _reachable(self.address)
             self.client = Client(self.address, timeout=self.timeout_s)
         return self
 
     def __exit__(self, *exc) -> None:
+        if isinstance(exc[1], KeyboardInterrupt):  # stopping on purpose: the nannies' warnings say nothing new
+            logging.getLogger("distributed").setLevel(logging.ERROR)
         if self.client is not None:
             self.client.close()
         if self._cluster is not None:

@@ -5,6 +5,8 @@
 * :class:`DataFileError` — a data file that cannot be read, naming the file, the column
   and the line or row;
 * :class:`UnknownDatasetError` — a dataset name that is not shipped.
+
+The operator's stop (Ctrl-C) has its own ground-floor module: :mod:`rths_ident.operator_stop`.
 """
 
 from __future__ import annotations

@@ -223,3 +223,23 @@ def test_cli_errors_are_one_line(capsys, tmp_path):
     assert main(["serve", "ns", "--model", str(MODEL), "--port", "0", "--timeout", "0.5", "--once"]) == 1
     err = capsys.readouterr().err
     assert "rths-ident: error: no peer connected to 127.0.0.1:" in err and "within 0.5 s" in err
+
+
+@pytest.mark.slow
+def test_once_serves_one_whole_run_with_its_comparison_runs(tmp_path, capsys):
+    """``serve ns --once`` then ``run bw-frame … --ns opensees-tcp --ns-address``: the run
+    opens three sessions (ukf, then the comparisons none and oracle) and says when it is
+    over; the server serves all three and stops by itself, exit status 0."""
+    server = NSServerProcess(["--port", "0", "--timeout", "120", "--once", "--records", str(tmp_path / "records")])
+    host, port = server.start()
+    try:
+        code = main(["run", "bw-frame", "--set", "specimen.model=boucwen", "--ns", "opensees-tcp", "--ns-address",
+                     f"{host}:{port}", "--duration", "0.3", "--quiet", "--test-record", str(tmp_path / "run.h5")])
+        server.process.wait(60)  # by itself: --once
+    finally:
+        server.stop()
+    assert code == 0, capsys.readouterr().err
+    assert server.process.returncode == 0
+    assert "stopped after 3 session(s) of 1 run(s), 0 failed" in server.output()
+    assert sorted(p.name for p in (tmp_path / "records").iterdir()) == ["session-001.h5", "session-002.h5",
+                                                                          "session-003.h5"]

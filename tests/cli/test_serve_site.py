@@ -228,3 +228,61 @@ def test_ctrl_c_stops_the_server_with_one_line():
     status, out, err = server.finish()
     assert status == 130, out + err
     assert err.strip().splitlines()[-1] == "rths-ident serve site: interrupted (Ctrl-C)", err
+
+
+LIMIT_CLIENT = """
+import math, sys
+import openseespy.opensees as ops
+port = int(sys.argv[1])
+ops.wipe(); ops.model('basic', '-ndm', 1, '-ndf', 1)
+ops.node(1, 0.0); ops.node(2, 0.0); ops.fix(1, 1); ops.mass(2, 1.0e3)
+ops.element('genericClient', 1, '-node', 1, 2, '-dof', 1, '-dof', 1, '-server', port, '127.0.0.1')
+accel = [2.0 * 9.81 * math.sin(2 * math.pi * 4.0 * i * 0.005) for i in range(401)]
+ops.timeSeries('Path', 1, '-dt', 0.005, '-values', *accel)
+ops.pattern('UniformExcitation', 1, 1, '-accel', 1)
+ops.constraints('Plain'); ops.numberer('Plain'); ops.system('FullGeneral')
+ops.test('NormDispIncr', 1.0e-12, 50); ops.algorithm('Newton'); ops.integrator('Newmark', 0.5, 0.25)
+ops.analysis('Transient')
+for k in range(400):
+    if ops.analyze(1, 0.005) != 0:
+        print('analysis failed at step %d' % k, flush=True)
+        ops.wipe()  # destroys the genericClient element: it sends DIE
+        sys.exit(2)
+print('no limit reached', flush=True)
+"""
+
+
+@pytest.mark.opensees
+@pytest.mark.slow
+def test_an_actuator_limit_tells_the_opensees_client_and_stops_in_one_line(tmp_path):
+    """The served actuator sized for a 5 mm peak (stroke limit 1.5 × 5 mm = 7.5 mm,
+    CarrionSpencerParams.scaled_for rule 7) under a 2 g ground motion: the stroke limit
+    trips; the server brings the actuator to rest, answers OpenSees' genericClient with
+    NaN so that its analysis fails (instead of blocking in read forever), and after the
+    client's DIE ends with one line and exit status 3; the record keeps every committed
+    step and the error."""
+    if importlib.util.find_spec("openseespy") is None:
+        pytest.skip("openseespy is not installed")
+    server = ServeSite("--specimen", SPECIMEN.replace(",substeps=1", ""), "--transfer-system", "carrion-spencer",
+                       "--actuator-scaled-for", "1e5,0.005,1.0", "--records", str(tmp_path / "records"))
+    script = tmp_path / "client.py"
+    script.write_text(LIMIT_CLIENT)
+    try:
+        client = subprocess.run([sys.executable, str(script), str(server.port)], capture_output=True, text=True,
+                                timeout=TIMEOUT_S)  # a hung genericClient fails the test here
+    finally:
+        status, out, err = server.finish()
+    assert client.returncode == 2 and "analysis failed at step" in client.stdout, client.stdout + client.stderr
+    assert status == 3, out + err
+    [line] = [text for text in err.strip().splitlines() if text.startswith("rths-ident serve site:")]
+    assert line.startswith("rths-ident serve site: the test stopped: ActuatorLimitError: actuator stroke limit "
+                           "exceeded at t = ")
+    assert "m > 0.0075 m" in line and "the actuator was brought to rest: command held at " in line
+    assert "; the client sent DIE after " in line
+    assert line.endswith(f"test record → {tmp_path / 'records' / 'session-001.h5'}")
+    from rths_ident.records import read_test_record
+
+    record = read_test_record(tmp_path / "records" / "session-001.h5")
+    assert not record.complete and record.n_steps > 0
+    assert record.errors()[0].message in line
+    assert abs(record.steps["measured_displacement"][-1, 1]) > 0.0075  # x_a of the committed step that crossed it (node 2)

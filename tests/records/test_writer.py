@@ -2,7 +2,9 @@
 units, events and metrics; the flush policy; clear errors for bad steps."""
 
 import doctest
+import errno
 import json
+import os
 
 import h5py
 import numpy as np
@@ -13,6 +15,7 @@ import rths_ident.records
 from rths_ident.errors import ParameterError
 from rths_ident.errors import DataFileError
 from rths_ident.records import TestRecordWriter, is_test_record, read_test_record
+from rths_ident.records import writer as _record_writer
 
 UNITS = {"x": "m", "fast/force": "N", "estimate": {"k": "N/m", "fy": "N"}, "flag": "1 (bool)"}
 CONFIG = {"scenario": "spring", "rate": 50.0, "nested": {"a": 1, "b": [1, 2]}, "none": None}
@@ -81,7 +84,7 @@ def test_an_exception_leaves_the_steps_and_the_error(tmp_path):
     assert r.status() == "not complete: stopped by an error at slow step 4: Aborted: peer went away"
 
 
-def test_keyboard_interrupt_is_recorded_at_the_step_in_progress(tmp_path):
+def test_keyboard_interrupt_is_the_operators_stop_at_the_step_in_progress(tmp_path):
     path = tmp_path / "rec.h5"
     with pytest.raises(KeyboardInterrupt):
         with TestRecordWriter.open(path, CONFIG, UNITS) as rec:
@@ -89,7 +92,70 @@ def test_keyboard_interrupt_is_recorded_at_the_step_in_progress(tmp_path):
                 rec.append(_step(k))
             raise KeyboardInterrupt
     r = read_test_record(path)
-    assert r.n_steps == 3 and r.errors()[0].step == 3 and "Ctrl-C" in r.errors()[0].message
+    # not a fault: a stop event, at the step in progress and the last test time reached (0.02 · 3 s)
+    assert r.n_steps == 3 and not r.errors()
+    stop = r.events[-1]
+    assert (stop.kind, stop.step) == ("stop", 3) and stop.time == pytest.approx(0.06)
+    assert stop.message == "stopped by the operator (Ctrl-C) at slow step 3, t = 0.060 s"
+    assert r.status() == "not complete: stopped by the operator (Ctrl-C) at slow step 3, t = 0.060 s"
+
+
+def test_keyboard_interrupt_with_its_own_sentence_keeps_it(tmp_path):
+    from rths_ident.operator_stop import OperatorStopped
+
+    path = tmp_path / "rec.h5"
+    with pytest.raises(KeyboardInterrupt):
+        with TestRecordWriter.open(path, CONFIG, UNITS) as rec:
+            rec.append(_step(0))
+            raise OperatorStopped("stopped by the operator (Ctrl-C) at slow step 1, t = 0.040 s. The specimen was "
+                                  "brought to rest", slow_index=1, time=0.04)
+    stop = read_test_record(path).events[-1]
+    assert (stop.kind, stop.step, stop.time) == ("stop", 1, 0.04) and stop.message.endswith("brought to rest")
+
+
+class _FullDisk:
+    """``h5py.Dataset`` writes that fail with ENOSPC after ``after`` calls (what a full
+    file system makes HDF5 report), counting the calls."""
+
+    def __init__(self, after: int):
+        self.after, self.calls = after, 0
+
+    def __call__(self, ds, start, rows):
+        self.calls += 1
+        if self.calls > self.after:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return _APPEND_ROWS(ds, start, rows)
+
+
+_APPEND_ROWS = _record_writer._append_rows
+
+
+def test_a_failed_write_keeps_what_was_flushed_and_stops_writing(tmp_path, monkeypatch):
+    """A disk that fills up mid-test: the write raises one error naming the record and what
+    it keeps; the file on disk stays the record of the steps flushed before (readable,
+    those steps' values); later events and close are no-ops, later appends the same error."""
+    from rths_ident.records.writer import RecordWriteError
+
+    path = tmp_path / "rec.h5"
+    rec = TestRecordWriter.open(path, CONFIG, UNITS, flush_every=2)
+    for k in range(4):  # two flushes: 4 steps on disk
+        rec.append(_step(k))
+    n_datasets = len(rec._datasets)
+    monkeypatch.setattr(_record_writer, "_append_rows", _FullDisk(after=n_datasets // 2))  # half a flush, then full
+    rec.append(_step(4))
+    with pytest.raises(RecordWriteError) as caught:
+        rec.append(_step(5))
+    assert str(caught.value).startswith(f"test record {path}: writing failed (OSError: [Errno 28] No space left")
+    assert "keeps the 4 slow steps flushed before" in str(caught.value)
+    rec.event("error", "the loop stopped")  # nothing: the disk is full
+    rec.close()
+    with pytest.raises(RecordWriteError):
+        rec.append(_step(6))
+    r = read_test_record(path)
+    assert r.n_steps == 4 and not r.complete
+    np.testing.assert_array_equal(r.steps["x"], 1e-3 * np.arange(4))
+    np.testing.assert_array_equal(r.time, 0.02 * np.arange(1, 5))
+    assert not (tmp_path / "rec.h5.partial").exists()
 
 
 def test_close_without_finish_says_so(tmp_path):
@@ -235,3 +301,36 @@ def test_attach_names_its_faults(tmp_path):
     with pytest.raises(ParameterError, match="non-empty words"):
         rec.attach("h//x", {"x": np.zeros(3)}, {"x": "m"})
     rec.close()
+
+
+def test_a_nearly_full_disk_stops_the_steps_before_any_write_and_the_record_says_why(tmp_path, monkeypatch):
+    """Less free space than the next flush needs plus the reserve: nothing of that flush
+    is written (HDF5 never meets the full disk), the steps flushed before stay, and the
+    record still takes the events that say why, and closes cleanly."""
+    import collections
+
+    from rths_ident.records.writer import RecordWriteError
+
+    path = tmp_path / "rec.h5"
+    rec = TestRecordWriter.open(path, CONFIG, UNITS, flush_every=2)
+    for k in range(4):
+        rec.append(_step(k))
+    usage = collections.namedtuple("usage", "total used free")
+    two_steps = 2 * (8 + 8 + 4 * 8 + 2 * 8 + 1)  # bytes of steps 4 and 5: time, x, fast/force, estimate, flag
+    free = rec.reserve_bytes + two_steps - 1
+    monkeypatch.setattr(_record_writer.shutil, "disk_usage", lambda folder: usage(10 * free, 9 * free, free))
+    rec.append(_step(4))
+    with pytest.raises(RecordWriteError) as caught:
+        rec.append(_step(5))
+    assert str(caught.value) == (f"test record {path}: the disk is full: {free / 1e3:.0f} kB free, the next write "
+                                 f"needs about {two_steps / 1e3:.0f} kB and "
+                                 f"{rec.reserve_bytes / 1e3:.0f} kB are kept free; the record keeps the 4 slow steps "
+                                 "flushed before")
+    with pytest.raises(RecordWriteError):
+        rec.append(_step(6))
+    rec.event("error", "the loop stopped: the disk is full")
+    rec.close()
+    r = read_test_record(path)
+    assert r.n_steps == 4 and not r.complete and r.closed
+    assert r.errors()[0].message == "the loop stopped: the disk is full"
+    np.testing.assert_array_equal(r.steps["x"], 1e-3 * np.arange(4))

@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 
 from rths_ident.hybrid.loop.engine import LoopAborted, run_stepwise
+from rths_ident.hybrid.loop.safe_stop import SafeStop
+from rths_ident.operator_stop import OperatorStopped
 from rths_ident.runner.recording import StepRecorder, log_units
 from rths_ident.protocols import SiteReading
 from rths_ident.records import TestRecordWriter, read_test_record
@@ -125,15 +127,30 @@ def test_a_check_abort_keeps_the_step_it_stopped_at(tmp_path):
 
 
 def test_an_interrupted_run_keeps_every_appended_step(tmp_path):
+    """Ctrl-C in step 12 (after it was recorded): the operator's stop, the spring brought
+    to rest (the generic safe stop: its targets through the site, held, ramped to zero),
+    every appended step kept, and the record says so (a stop event, not an error)."""
     def interrupt(k, log):
         if k == 12:
             raise KeyboardInterrupt
 
-    with pytest.raises(KeyboardInterrupt):
+    site, ns = _SpringSite(), _SdofNS()
+    ns.dt = DT
+    with pytest.raises(OperatorStopped) as caught:
         with TestRecordWriter.open(tmp_path / "r.h5", {}, UNITS) as rec:
-            run_stepwise(_SpringSite(), _SdofNS(), _ground(40), on_step=StepRecorder(rec, _time(40), interrupt))
+            run_stepwise(site, ns, _ground(40), on_step=StepRecorder(rec, _time(40), interrupt),
+                         safe_stop=SafeStop(hold_s=0.02, ramp_s=0.05, settle_s=0.01))
+    stopped = caught.value
+    assert str(stopped).startswith("stopped by the operator (Ctrl-C) at slow step 12, t = 0.130 s. The specimen was "
+                                   "brought to rest: command held 0.02 s, then ramped to zero over 0.05 s")
+    assert str(stopped).endswith("the 13 completed slow steps are kept.")
+    assert stopped.at_rest and stopped.logs["ns"]["u"].shape == (13,)
+    # 2 held + 5 ramp + 1 settling steps through the site; the spring ends at zero
+    stop_targets = stopped.safe_stop_logs["displacement"][:, -1]
+    assert stop_targets.shape == (8,) and stop_targets[-1] == 0.0 and site.x == 0.0
     r = read_test_record(tmp_path / "r.h5")
-    assert r.n_steps == 13 and "Ctrl-C" in r.errors()[0].message
+    assert r.n_steps == 13 and not r.errors()
+    assert r.events[-1].kind == "stop" and r.events[-1].message == str(stopped) and r.events[-1].step == 12
 
 
 def test_fused_logs_are_written_after_the_call(tmp_path):

@@ -69,3 +69,57 @@ def test_the_same_numbers_here_and_on_a_dask_cluster(tmp_path, capsys):
     assert _numbers(json.loads(out.read_text())) == _numbers(here)
     rows = np.genfromtxt(tmp_path / "s.csv", delimiter=",", names=True, dtype=None, encoding="utf-8")
     assert list(rows["J2_percent"]) == pytest.approx(j2, rel=1e-12)
+
+
+class _CountedRuns:
+    """A stand-in for ``run_variant`` (the runs themselves are the runner's; here what a
+    study does around them): run i's metric is 1.5·i; Ctrl-C during run ``interrupt_at``."""
+
+    def __init__(self, interrupt_at=None):
+        self.calls, self.interrupt_at = [], interrupt_at
+
+    def __call__(self, plan, index):
+        self.calls.append(index)
+        if index == self.interrupt_at:
+            raise KeyboardInterrupt
+        return {"run": index, "varied": dict(plan.runs[index]), "metrics": {"J2_percent": 1.5 * index},
+                "stopped": None, "wall_s": 0.0}
+
+
+def test_a_study_stopped_by_ctrl_c_keeps_its_runs_and_resumes_with_the_missing_ones(monkeypatch):
+    from rths_ident.operator_stop import OperatorStopped
+    from rths_ident.scenarios import study
+
+    plan = plan_study("rc-frame", shipped_test_file("rc-frame"), [parse_variation("record.scale=1:2:4")])
+    monkeypatch.setattr(study, "run_variant", _CountedRuns(interrupt_at=2))
+    saved = []
+    with pytest.raises(OperatorStopped) as caught:
+        run_study(plan, on_run=saved.append)
+    partial = caught.value.partial
+    assert [r["run"] for r in partial["runs"]] == [0, 1] and partial["missing_runs"] == [2, 3]
+    assert not partial["complete"] and saved[-1]["runs"] == partial["runs"]  # the JSON was up to date
+    again = _CountedRuns()
+    monkeypatch.setattr(study, "run_variant", again)
+    resumed = run_study(study.plan_from_json(json.loads(json.dumps(partial["plan"]))), done=partial["runs"])
+    assert again.calls == [2, 3] and resumed["complete"] and resumed["missing_runs"] == []
+    assert [r["metrics"]["J2_percent"] for r in resumed["runs"]] == [0.0, 1.5, 3.0, 4.5]
+    assert resumed["summary"]["J2_percent"] == {"min": 0.0, "median": 2.25, "max": 4.5, "runs": 4}
+
+
+def test_study_resume_from_the_command_line(tmp_path, monkeypatch, capsys):
+    from rths_ident.scenarios import study
+
+    path = tmp_path / "study.json"
+    monkeypatch.setattr(study, "run_variant", _CountedRuns(interrupt_at=1))
+    assert main(["study", "rc-frame", "--vary", "record.scale=1,1.5,2", "--json", str(path), "--quiet"]) == 130
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert line == (f"rths-ident: study stopped by the operator (Ctrl-C) after 1 of 3 runs; study → {path}; resume: "
+                    f"rths-ident study --resume {path}")
+    kept = json.loads(path.read_text())
+    assert [r["run"] for r in kept["runs"]] == [0] and kept["complete"] is False
+    again = _CountedRuns()
+    monkeypatch.setattr(study, "run_variant", again)
+    assert main(["study", "--resume", str(path), "--quiet"]) == 0
+    assert again.calls == [1, 2]
+    done = json.loads(path.read_text())
+    assert done["complete"] and [r["varied"]["record.scale"] for r in done["runs"]] == [1, 1.5, 2]

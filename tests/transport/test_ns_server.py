@@ -92,3 +92,28 @@ def test_bad_bytes_mid_session_are_answered_with_their_reason(peer_thread):
     thread.result()
     assert reply.message_type is MessageType.ERROR
     assert reply.value.startswith("protocol error: FEEDBACK payload[0] is nan: vectors on the wire must be finite")
+
+
+def test_one_run_is_every_session_it_announces_until_it_says_it_ended(peer_thread):
+    """``serve(max_runs=1)`` (``serve ns --once``): a run that opens three sessions (the
+    test and its comparison runs, each HELLO carrying the run's id) is served whole, and
+    the server stops when the run says it ended — not after the first session."""
+    from rths_ident.transport.remote_substructure import end_run
+
+    server = NSServer(lambda s: ToySDOF(), port=0, timeout_s=TIMEOUT_S, log=lambda line: None)
+    thread = peer_thread(lambda: server.serve(max_runs=1))
+    host, port = server.address
+    for variant in range(3):
+        with RemoteSubstructure(host, port, {}, run="run-1") as remote:
+            remote.step([0.0], 1.0)
+    end_run(host, port, "run-1")
+    assert thread.result() == 3 and server.runs_ended == {("run", "run-1")}
+
+
+def test_a_session_that_announces_no_run_is_a_run_by_itself(peer_thread):
+    server = NSServer(lambda s: ToySDOF(), port=0, timeout_s=TIMEOUT_S, log=lambda line: None)
+    thread = peer_thread(lambda: server.serve(max_runs=1))
+    host, port = server.address
+    with RemoteSubstructure(host, port, {}) as remote:
+        remote.step([0.0], 1.0)
+    assert thread.result() == 1

@@ -39,3 +39,12 @@ def test_a_child_that_cannot_listen_is_reported_and_reaped():
     with pytest.raises(TransportError, match=r"exited with status 1 before listening: .*no such file"):
         process.start()
     assert process.process.poll() == 1
+
+
+def test_the_childs_temporary_records_folder_is_removed_when_it_stops():
+    """The run's own record holds every step; the child's session records go to a
+    temporary folder, which must not stay behind (one per --ns opensees-tcp run)."""
+    with NSServerProcess(("--host", "127.0.0.1", "--port", "0", "--timeout", "60", "--model", str(MODEL))) as server:
+        folder = Path(server.records_folder)
+        assert folder.is_dir() and folder.name.startswith("rths-serve-ns-")
+    assert not folder.exists() and server.records_folder is None

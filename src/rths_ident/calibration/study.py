@@ -3,6 +3,12 @@ and held-out samples, score the start θ, search, score the result on both sampl
 
 Reproducible for a seed: the calibration sample is drawn with ``seed``, the held-out one
 with ``seed + 1`` (both Latin hypercubes, :mod:`.sample`), and the searches use ``seed``.
+
+Ctrl-C during the search keeps the best gains found so far (the best candidate the
+search evaluated, whatever its method): they are scored on both samples as a finished
+search's are, and :class:`~rths_ident.operator_stop.OperatorStopped` is raised with
+``partial``, that result (``interrupted`` true, ``iterations_done``). A new search can
+start from them (``rths-ident calibrate … --resume OUT.json``: its gains as the start).
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import numpy as np
 
 from rths_ident.errors import ParameterError
 from rths_ident.calibration import gradient, search
+from rths_ident.operator_stop import OperatorStopped
 from rths_ident.calibration.sample import BOUNDS, sample_specimens
 from rths_ident.calibration.sdof_rths import (
     StudySettings,
@@ -72,22 +79,44 @@ def calibrate(kind: str, *, n_specimens: int = 64, n_holdout: int | None = None,
         padded = np.concatenate([thetas, np.repeat(thetas[-1:], rows - k, axis=0)])
         return np.asarray(compiled(padded, specimens)[0])[:k]
 
+    kept = BestSoFar()
+
     def objective(u):
-        return score(evaluate(np.asarray(space.from_unit(u)), cal))
+        scores = score(evaluate(np.asarray(space.from_unit(u)), cal))
+        kept.seen(u, scores)
+        return scores
+
+    def value_and_grad_kept(u):
+        value, grad = value_and_grad(u)
+        kept.seen(np.asarray(u)[None], np.asarray([value]))
+        return value, grad
+
+    def progress_kept(iteration, best_score):
+        kept.iterations = iteration
+        if progress is not None:
+            progress(iteration, best_score)
 
     search_start = time.perf_counter()
-    if method == "pso":
-        result = search.particle_swarm(objective, start_u, population, iterations, seed, progress)
-    elif method == "de":
-        result = search.differential_evolution(objective, start_u, population, iterations, seed, progress)
-    else:
-        result = gradient.lbfgs(value_and_grad, start_u, iterations, progress)
+    interrupted = None
+    try:
+        if method == "pso":
+            result = search.particle_swarm(objective, start_u, population, iterations, seed, progress_kept)
+        elif method == "de":
+            result = search.differential_evolution(objective, start_u, population, iterations, seed, progress_kept)
+        else:
+            result = gradient.lbfgs(value_and_grad_kept, start_u, iterations, progress_kept)
+    except KeyboardInterrupt as interrupt:  # the operator's stop: keep the best so far
+        if kept.u is None:
+            raise
+        interrupted = interrupt
+        result = search.SearchResult(np.clip(kept.u, 0.0, 1.0), kept.score, np.asarray(kept.history),
+                                     kept.evaluations)
     search_s = time.perf_counter() - search_start
     best = np.asarray(space.from_unit(result.best_u))
     pair = np.stack([start, best])
     cal_j2, hold_j2 = evaluate(pair, cal), evaluate(pair, hold)
     wall_s = time.perf_counter() - wall_start
-    return {
+    out = {
         "compensator": kind,
         "method": method,
         "seed": seed,
@@ -109,8 +138,39 @@ def calibrate(kind: str, *, n_specimens: int = 64, n_holdout: int | None = None,
         "search_s": search_s,
         "specimens": n_specimens,
         "holdout_specimens": n_holdout,
+        "interrupted": interrupted is not None,
+        "iterations_done": kept.iterations if interrupted is not None else iterations,
         "settings": settings._asdict(),
         "sample_bounds": {n: {"low": b.low, "high": b.high, "unit": b.unit, "log": b.log} for n, b in BOUNDS.items()},
         "_per_specimen": {"calibration": cal_j2, "holdout": hold_j2,
                           "calibration_period": calibration_sample.period, "holdout_period": holdout_sample.period},
     }
+    if interrupted is not None:
+        stopped = interrupted if isinstance(interrupted, OperatorStopped) else OperatorStopped(
+            f"stopped by the operator (Ctrl-C) after {kept.iterations} of {iterations} iterations: the best gains "
+            "so far are kept")
+        stopped.partial = out
+        raise stopped from None
+    return out
+
+
+class BestSoFar:
+    """The best candidate a search has evaluated (lowest mean J2), whatever the method:
+    ``seen(U (P, d), scores (P,))`` after each batch; ``u``, ``score``, ``history`` (the
+    best after each batch), ``evaluations``; ``iterations`` as the search reports them."""
+
+    def __init__(self):
+        self.u: np.ndarray | None = None
+        self.score = float("inf")
+        self.history: list[float] = []
+        self.evaluations = 0
+        self.iterations = 0
+
+    def seen(self, candidates, scores) -> None:
+        candidates, scores = np.atleast_2d(np.asarray(candidates, dtype=float)), np.asarray(scores, dtype=float)
+        self.evaluations += scores.size
+        finite = np.where(np.isfinite(scores), scores, np.inf)
+        i = int(np.argmin(finite))
+        if self.u is None or finite[i] < self.score:
+            self.u, self.score = candidates[i].copy(), float(finite[i])
+        self.history.append(self.score)

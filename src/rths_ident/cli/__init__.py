@@ -4,26 +4,30 @@ Each subcommand is one function ``_add_<name>_command(subparsers)`` that registe
 subparser and sets ``func=`` (a function ``(args) -> int``) with ``set_defaults``; add
 it to :data:`COMMANDS`. :func:`main` parses, dispatches, and turns the errors a user can
 cause (:data:`USER_ERRORS`) into one message on stderr and a non-zero exit code,
-without a traceback.
+without a traceback; a Ctrl-C into one line and 130 (the first Ctrl-C stops the
+command, later ones only say it is stopping: :mod:`rths_ident.operator_stop`);
+output into a pipe whose reader went away (``| head``) into nothing. The exit statuses:
+:mod:`rths_ident.cli.endings`.
 """
 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import textwrap
 from collections.abc import Callable, Sequence
 
 import rths_ident
 from rths_ident import __version__
+from rths_ident.cli.endings import EXIT_INTERRUPTED, EXIT_USER_ERROR, quiet_stdout
 from rths_ident.cli.parsing import ArgumentParser
 from rths_ident.errors import ParameterError
 from rths_ident.errors import DataFileError, UnknownDatasetError
+from rths_ident.operator_stop import first_ctrl_c_only
 
 PROGRAM = "rths-ident"
 
-#: Exit status for errors in the user's input (files, parameters, names).
-EXIT_USER_ERROR = 1
 
 #: Exceptions reported as a message without traceback. OSError covers files the user
 #: names (an output folder that does not exist, a file without permission).
@@ -238,8 +242,24 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``rths-ident`` with ``argv`` (default: ``sys.argv[1:]``); return the exit
-    status (0 success, 1 an error in the user's input, 2 a usage error)."""
-    argv = sys.argv[1:] if argv is None else list(argv)
+    status (0 success, 1 an error in the user's input, 2 a usage error, 3 a test that
+    stopped on a fault, 130 Ctrl-C: :mod:`rths_ident.cli.endings`)."""
+    stdout = quiet_stdout()
+    try:
+        with first_ctrl_c_only():
+            try:
+                return _main(sys.argv[1:] if argv is None else list(argv))
+            except KeyboardInterrupt:  # a command that did not say more itself (or before it started)
+                print(f"{PROGRAM}: stopped by the operator (Ctrl-C)", file=sys.stderr)
+                return EXIT_INTERRUPTED
+    finally:
+        if stdout is not None:
+            stdout.flush()  # into a closed pipe: quietly
+        if argv is None:  # the program itself is ending: a Ctrl-C in the interpreter's shutdown is only noise
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _main(argv: list[str]) -> int:
     rths_ident.configure()  # XLA's small-loop kernels, before any JAX computation of the command
     parser = build_parser(_requested_command(argv))
     try:

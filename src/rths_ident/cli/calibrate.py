@@ -41,6 +41,9 @@ def report(result: dict) -> str:
         lo, hi = result["gain_bounds"][name]
         lines.append(f"  {name:10s} {value:12.5g} {result['start_gains'][name]:12.5g} "
                      f"{result['source_gains'][name]:12.5g}  {result['gain_units'][name]}  [{lo:g}, {hi:g}]")
+    if result.get("interrupted"):
+        lines.append(f"  stopped by the operator (Ctrl-C) after {result['iterations_done']} of {result['iterations']} "
+                     "iterations: the best gains so far")
     lines += [f"  J2 calibration sample: {_fmt(result['J2_calibration_before'])} → {_fmt(result['J2_calibration_after'])}",
               f"  J2 held-out sample ({result['holdout_specimens']}): {_fmt(result['J2_before'])} → "
               f"{_fmt(result['J2_after'])}",
@@ -67,6 +70,8 @@ class _Progress:
 
 def _calibrate(args: argparse.Namespace) -> int:
     from rths_ident.calibration.study import calibrate  # noqa: PLC0415
+    from rths_ident.cli.endings import EXIT_INTERRUPTED  # noqa: PLC0415
+    from rths_ident.operator_stop import OperatorStopped  # noqa: PLC0415
     from rths_ident.output_paths import check_output_file, check_output_folder  # noqa: PLC0415
 
     # every output path checked before the work (as run/fit do)
@@ -75,12 +80,15 @@ def _calibrate(args: argparse.Namespace) -> int:
     settings = StudySettings(record=args.record, start=args.start, duration=args.duration,
                              fast_rate=args.fast_rate, slow_rate=args.slow_rate,
                              sensor_noise=not args.ideal_sensors)
-    start = None if args.start_gains is None else [float(v) for v in args.start_gains.split(",")]
+    start = _start_gains(args)
     progress = _Progress(args.iterations)
+    interrupted = None
     try:
         result = calibrate(args.compensator, n_specimens=args.specimens, n_holdout=args.holdout,
                            method=args.method, iterations=args.iterations, population=args.population,
                            seed=args.seed, settings=settings, start=start, progress=progress)
+    except OperatorStopped as stopped:  # the best gains so far, scored
+        interrupted, result = stopped, stopped.partial
     finally:
         progress.close()
     print(report(result))
@@ -94,7 +102,34 @@ def _calibrate(args: argparse.Namespace) -> int:
         with open(json_path, "w") as f:
             json.dump(_json_ready(result), f, indent=1)
         print(f"  json: {json_path}")
+    if interrupted is not None:
+        kept = f"; resume: rths-ident calibrate {args.compensator} … --resume {json_path}" if json_path else (
+            "; resume: --start-gains " + ",".join(f"{v:.6g}" for v in result["gains"].values()))
+        print(f"rths-ident: calibration stopped by the operator (Ctrl-C) after {result['iterations_done']} of "
+              f"{args.iterations} iterations: the best gains so far are above{kept}", file=sys.stderr)
+        return EXIT_INTERRUPTED
     return 0
+
+
+def _start_gains(args: argparse.Namespace):
+    """θ to start from: ``--start-gains``, or the gains of a calibration's JSON
+    (``--resume``: a new search from its best gains), or None (the sources')."""
+    from rths_ident.errors import ParameterError  # noqa: PLC0415
+
+    if args.resume is None:
+        return None if args.start_gains is None else [float(v) for v in args.start_gains.split(",")]
+    if args.start_gains is not None:
+        raise ParameterError("--resume and --start-gains both set the start: give one")
+    try:
+        with open(args.resume, encoding="utf-8") as f:
+            earlier = json.load(f)
+        gains, kind = earlier["gains"], earlier["compensator"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ParameterError(f"--resume {args.resume}: not a calibration's JSON ({exc})") from None
+    if kind != args.compensator:
+        raise ParameterError(f"--resume {args.resume}: calibrates {kind}, not {args.compensator}")
+    print(f"resuming from the gains of {args.resume} (a new {args.method} search started there)", file=sys.stderr)
+    return [float(v) for v in gains.values()]
 
 
 def add_calibrate_command(subparsers: argparse._SubParsersAction) -> None:
@@ -122,6 +157,9 @@ def add_calibrate_command(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--start-gains", default=None, metavar="V1,V2,...",
                         help="θ to start from (default: the sources' values)")
+    parser.add_argument("--resume", metavar="OUT.json", default=None,
+                        help="start from the gains of an earlier calibration's JSON (one stopped by Ctrl-C keeps "
+                             "its best gains so far): a new search from there")
     parser.add_argument("--json", metavar="OUT.json", default=None)
     parser.add_argument("--plots", metavar="DIR", default=None)
     parser.set_defaults(func=_calibrate)

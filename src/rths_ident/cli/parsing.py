@@ -8,7 +8,7 @@ import difflib
 import re
 import sys
 
-__all__ = ["ArgumentParser"]
+__all__ = ["ArgumentParser", "port_number"]
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -24,3 +24,14 @@ class ArgumentParser(argparse.ArgumentParser):
                 hint = f" (did you mean {close[0]}?)"
         print(f"{self.prog}: error: {message}{hint}\n  (the options: {self.prog} --help)", file=sys.stderr)
         raise SystemExit(2)
+
+
+def port_number(text: str) -> int:
+    """``--port``'s type: a TCP port, 0 (the system picks a free one) … 65535."""
+    try:
+        port = int(text)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"expected 0…65535 (0: a free port), got {text!r}")
+    return port

@@ -16,11 +16,9 @@ import sys
 import time
 from pathlib import Path
 
+from rths_ident.cli.endings import EXIT_TEST_STOPPED  # a test that stopped on a fault (limit, peer, NaN)
 from rths_ident.cli.parsing import ArgumentParser
 from rths_ident.errors import ParameterError
-
-#: exit status of a hybrid test that stopped on a fault (limit, peer, non-finite state)
-EXIT_TEST_STOPPED = 3
 
 
 # ------------------------------------------------------------------------ the test file
@@ -96,9 +94,13 @@ def _checked_outputs(run: dict) -> tuple[Path | None, Path | None]:
     return json_path, plots
 
 
-def _test_record_path(run: dict, name: str) -> Path:
-    """The record: as given, else test_record.h5 in the figures' folder, else beside the
-    JSON, else ``rths-runs/<test>-<UTC time>/``."""
+def _test_record_path(run: dict, name: str) -> tuple[Path, Path | None, bool]:
+    """(the record, the folder to remove if the run leaves it empty, whether an earlier
+    record is replaced). The record: as given, else test_record.h5 in the figures'
+    folder, else beside the JSON, else ``rths-runs/<test>-<UTC time>/``. Nothing is
+    created here: the record's folder appears when the run opens its record (a run
+    refused before leaves no empty folder); an unwritable place fails here."""
+    created = None
     if run.get("test_record"):
         path = Path(run["test_record"])
     elif run.get("plots"):
@@ -108,10 +110,33 @@ def _test_record_path(run: dict, name: str) -> Path:
     else:
         stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         path = Path("rths-runs") / f"{name}-{stamp}" / "test_record.h5"
+        created = path.parent
     if path.is_dir():
         raise ParameterError(f"--test-record {path} is a folder: give a file, e.g. {path / 'test_record.h5'}")
-    path.parent.mkdir(parents=True, exist_ok=True)  # an unwritable place fails here, before the run
-    return path
+    _check_writable_place(path)
+    return path, created, path.is_file()
+
+
+def _check_writable_place(path: Path) -> None:
+    """The nearest existing folder above ``path`` must be a writable folder."""
+    import os  # noqa: PLC0415
+
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+        raise ParameterError(f"test record {path}: cannot write there ({folder} is not a writable folder)")
+
+
+def _remove_if_empty(folder: Path | None) -> None:
+    """The run's own record folder, when the run left nothing in it (and ``rths-runs``
+    too, when that is empty now)."""
+    for candidate in (folder, None if folder is None else folder.parent):
+        try:
+            if candidate is not None and candidate.is_dir() and not any(candidate.iterdir()):
+                candidate.rmdir()
+        except OSError:
+            return
 
 
 # ---------------------------------------------------------------------------------- run
@@ -145,12 +170,7 @@ def _run(args: argparse.Namespace) -> int:
 def run_resolved(kind_name: str, kind, values: dict, origin: dict, quiet: bool) -> int:
     """Run a resolved test: outputs checked, then the run, the report, JSON and figures."""
     from rths_ident.hybrid.loop.realtime import DEFAULT_PADDING_S  # noqa: PLC0415
-    from rths_ident.runner.events import EventStream  # noqa: PLC0415
-    from rths_ident.runner.options import RunOptions  # noqa: PLC0415
-    from rths_ident.runner.report import hybrid_test_report  # noqa: PLC0415
-    from rths_ident.runner.run import check_engine, default_engine, result_dict, run_test  # noqa: PLC0415
-    from rths_ident.runner.terminal import TerminalView  # noqa: PLC0415
-    from rths_ident.scenarios.kinds import kept_values, render_kind  # noqa: PLC0415
+    from rths_ident.runner.run import check_engine, default_engine  # noqa: PLC0415
 
     run = {k[len("run:"):]: v for k, v in values.items() if k.startswith("run:")}
     json_path, plots_dir = _checked_outputs(run)
@@ -162,7 +182,25 @@ def run_resolved(kind_name: str, kind, values: dict, origin: dict, quiet: bool) 
     engine = run.get("engine") or default_engine(module, cfg, realtime)
     check_engine(kind_name, module, engine, realtime)
     name = run.get("name") or kind_name
-    record = _test_record_path(run, name)
+    record, own_folder, replaces = _test_record_path(run, name)
+    try:
+        return _run_and_report(kind_name, module, cfg, engine, realtime, run, values, name, record, replaces,
+                               json_path, plots_dir, quiet)
+    finally:
+        _remove_if_empty(own_folder)  # a run refused before its record opened leaves no empty folder
+
+
+def _run_and_report(kind_name, module, cfg, engine, realtime, run, values, name, record, replaces, json_path,
+                    plots_dir, quiet) -> int:
+    from rths_ident.cli.endings import EXIT_INTERRUPTED, operator_stop_line  # noqa: PLC0415
+    from rths_ident.operator_stop import OperatorStopped  # noqa: PLC0415
+    from rths_ident.runner.events import EventStream  # noqa: PLC0415
+    from rths_ident.runner.options import RunOptions  # noqa: PLC0415
+    from rths_ident.runner.report import hybrid_test_report  # noqa: PLC0415
+    from rths_ident.runner.run import result_dict, run_test  # noqa: PLC0415
+    from rths_ident.runner.terminal import TerminalView  # noqa: PLC0415
+    from rths_ident.scenarios.kinds import kept_values, render_kind  # noqa: PLC0415
+
     view = TerminalView(quiet=quiet)
     options = RunOptions(engine=engine, compare=run.get("compare", True), realtime=realtime, test_record=record,
                          test_file=render_kind(kind_name, kept_values(values), name), events=EventStream(view))
@@ -170,10 +208,17 @@ def run_resolved(kind_name: str, kind, values: dict, origin: dict, quiet: bool) 
         updating = getattr(cfg, "updating", None)
         print(f"running {name} ({getattr(cfg, 'record', kind_name)}{f', updating {updating}' if updating else ''}, "
               f"engine {engine}) …", file=sys.stderr)
-    result = run_test(kind_name, module, cfg, options, name)
+        if replaces:
+            print(f"  the test record {record} of an earlier run is replaced by this run's", file=sys.stderr)
+    try:
+        result = run_test(kind_name, module, cfg, options, name)
+    except OperatorStopped as stopped:
+        view.close_bar()
+        print(operator_stop_line(stopped, stopped.test_records), file=sys.stderr)
+        return EXIT_INTERRUPTED
     view.close_bar()
     if not result.complete and not result.metrics:
-        print(f"rths-ident: the test stopped: {result.stopped}", file=sys.stderr)
+        print(_stopped_line(result), file=sys.stderr)
         return EXIT_TEST_STOPPED
     data = result_dict(result)
     print(getattr(module, "report", hybrid_test_report)(data))
@@ -188,7 +233,16 @@ def run_resolved(kind_name: str, kind, values: dict, origin: dict, quiet: bool) 
             print(f"plot → {p}")
         if not quiet:
             options.stream.phase("plotting", time.perf_counter() - start)
-    return EXIT_TEST_STOPPED if not result.complete else 0  # the test stopped; its data are kept
+    if not result.complete:  # the test stopped; what it measured is reported above and kept
+        print(_stopped_line(result), file=sys.stderr)
+        return EXIT_TEST_STOPPED
+    return 0
+
+
+def _stopped_line(result) -> str:
+    """The one line of a test that stopped on a fault: why, and where its record is."""
+    where = f"; test record → {', '.join(map(str, result.test_records))}" if result.test_records else ""
+    return f"rths-ident: the test stopped: {' '.join(result.stopped.split()).rstrip('.')}{where}"
 
 
 def add_run_command(subparsers: argparse._SubParsersAction) -> None:

@@ -6,7 +6,9 @@ OpenSeesPy NS (what ``rths-ident run … --ns opensees-tcp --ns-address HOST:POR
 for). Wires: ``framed`` (ours, default) or ``seed000`` (the thesis' Simulink client:
 force in, displacement out, big-endian float64). Prints the address it listens on,
 serves until a stop request (framed SHUTDOWN as a connection's first message),
-``--once``, or Ctrl-C. The ``serve`` group itself is in :mod:`rths_ident.cli`.
+``--once`` (one run: all the sessions one ``rths-ident run`` opens — the test and its
+comparison runs — which the run announces; a client that announces nothing is a run of
+one session), or Ctrl-C. The ``serve`` group itself is in :mod:`rths_ident.cli`.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from rths_ident.cli.parsing import port_number
 from rths_ident.errors import ParameterError
 
 
@@ -52,12 +55,13 @@ def _serve_ns(args: argparse.Namespace) -> int:
     print(f"rths-ident serve ns: listening on {host}:{port} ({args.wire} wire, model {name}); "
           f"Ctrl-C stops; session records in {args.records}", flush=True)
     try:
-        sessions = server.serve(max_sessions=1 if args.once else None)
+        sessions = server.serve(max_runs=1 if args.once else None)
     except KeyboardInterrupt:
         server.close()
         print(f"rths-ident serve ns: stopped (Ctrl-C) after {server.sessions} session(s)", file=sys.stderr)
         return 130
-    print(f"rths-ident serve ns: stopped after {sessions} session(s), {len(server.failures)} failed", flush=True)
+    runs = f" of {len(server.runs_ended)} run(s)" if args.once else ""
+    print(f"rths-ident serve ns: stopped after {sessions} session(s){runs}, {len(server.failures)} failed", flush=True)
     return 1 if server.failures else 0
 
 
@@ -101,7 +105,7 @@ def add_serve_ns_parser(actions: argparse._SubParsersAction) -> None:
                         "from the client's setup")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1; 0.0.0.0 "
                         "listens on every interface)")
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT,
+    parser.add_argument("--port", type=port_number, default=DEFAULT_PORT,
                         help=f"TCP port (default {DEFAULT_PORT}, the thesis' server; 0: a free port)")
     parser.add_argument("--wire", choices=WIRES, default="framed",
                         help="framed (rths_ident's protocol, default) or seed000 (n big-endian float64: force in, "
@@ -109,7 +113,10 @@ def add_serve_ns_parser(actions: argparse._SubParsersAction) -> None:
     parser.add_argument("--reply", choices=SEED000_REPLIES, default="target",
                         help="seed000: send the NS's next target (default) or the interface displacement after "
                         "the step (nodeDisp, as the thesis' script)")
-    parser.add_argument("--once", action="store_true", help="stop after one session")
+    parser.add_argument("--once", action="store_true",
+                        help="stop after one run: every session of one 'rths-ident run' (the test and its "
+                        "comparison runs, which the run announces as one); a client that does not say it is a run "
+                        "(seed 000's, your own RemoteSubstructure) is a run of one session")
     parser.add_argument("--records", metavar="DIR", default=None,
                         help="folder of the session records (session-001.h5, …; default rths-runs/serve-ns-<UTC>/)")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S,

@@ -33,6 +33,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from rths_ident.cli.parsing import port_number
 from rths_ident.errors import ParameterError
 
 def _parse_scaled_for(text: str | None):
@@ -56,7 +57,13 @@ def serve_site(args: argparse.Namespace, on_command=None) -> int:
     from rths_ident.hybrid.fast_side.served_specimen import make_site_factory  # noqa: PLC0415
     from rths_ident.models import parse_specimen  # noqa: PLC0415
     from rths_ident.records.served import ELEMENT_SITE_UNITS, RecordingElementSite  # noqa: PLC0415
-    from rths_ident.transport.openfresco import COMMAND_NAMES, ElementServer, OpenFrescoProtocolError  # noqa: PLC0415
+    from rths_ident.cli.endings import EXIT_TEST_STOPPED  # noqa: PLC0415
+    from rths_ident.transport.openfresco import (  # noqa: PLC0415
+        COMMAND_NAMES,
+        ElementServer,
+        OpenFrescoProtocolError,
+        SiteStopped,
+    )
 
     model, params = parse_specimen(args.specimen, source="--specimen")
     if args.data_size < 0:
@@ -84,10 +91,21 @@ def serve_site(args: argparse.Namespace, on_command=None) -> int:
               f"{args.specimen}, transfer system {args.transfer_system}); stop with DIE (99) or Ctrl-C",
               flush=True)
         server.serve()
+    except SiteStopped as stopped:  # an actuator limit: brought to rest, the client told (NaN replies), gone
+        text = f"{stopped}; {stopped.rest or 'the site has no safe stop'}; {stopped.how}"
+        for site in recorded:
+            site.writer.event("error", text, step=site.commits)
+            site.writer.close()
+        where = "; ".join(f"test record → {site.writer.path}" for site in recorded)
+        print(f"rths-ident serve site: the test stopped: {text}" + (f"; {where}" if where else ""),
+              file=sys.stderr, flush=True)
+        return EXIT_TEST_STOPPED
     except BaseException as exc:
         for site in recorded:  # what was served stays on disk, with why it ended
-            site.writer.event("error", "Ctrl-C" if isinstance(exc, KeyboardInterrupt) else f"{type(exc).__name__}: "
-                              f"{exc}", step=site.commits)
+            if isinstance(exc, KeyboardInterrupt):
+                site.writer.event("stop", "stopped by the operator (Ctrl-C)", step=site.commits)
+            else:
+                site.writer.event("error", f"{type(exc).__name__}: {exc}", step=site.commits)
             site.writer.close()
         if not isinstance(exc, KeyboardInterrupt):
             raise
@@ -121,7 +139,7 @@ def add_serve_site_parser(serve_subparsers: argparse._SubParsersAction) -> None:
     parser = serve_subparsers.add_parser(
         "site", help="serve a virtual specimen to an OpenFresco client (genericClient, expElement -server)",
         description=__doc__.split("\n\n")[2], formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--port", type=int, required=True, help="TCP port (0: the system picks one, printed)")
+    parser.add_argument("--port", type=port_number, required=True, help="TCP port (0: the system picks one, printed)")
     from rths_ident.hybrid.fast_side.served_specimen import SERVED_TRANSFER_SYSTEMS  # noqa: PLC0415
     from rths_ident.models import MODELS  # noqa: PLC0415
 

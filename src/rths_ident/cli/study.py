@@ -56,34 +56,85 @@ def _write_csv(result: dict, path: Path) -> None:
 
 
 def run_study_command(args: argparse.Namespace) -> int:
+    from rths_ident.cli.endings import EXIT_INTERRUPTED  # noqa: PLC0415
     from rths_ident.dask_cluster import check_address  # noqa: PLC0415
+    from rths_ident.operator_stop import OperatorStopped  # noqa: PLC0415
     from rths_ident.output_paths import check_output_file  # noqa: PLC0415
     from rths_ident.runner.terminal import StudyProgress, _is_terminal  # noqa: PLC0415
-    from rths_ident.scenarios.kinds import kind_of, load_any  # noqa: PLC0415
-    from rths_ident.scenarios.study import parse_variation, plan_study, run_study  # noqa: PLC0415
+    from rths_ident.scenarios.study import run_study  # noqa: PLC0415
 
-    json_path = check_output_file("--json", args.json) if args.json else None
+    plan, done, resumed = _plan(args)
+    json_path = check_output_file("--json", args.json) if args.json else resumed or _default_json(plan)
     csv_path = check_output_file("--csv", args.csv) if args.csv else None
     if args.dask is not None:
         check_address(args.dask)
-    test_file = load_any(args.test)
-    kind_name, _ = kind_of(test_file)
-    plan = plan_study(kind_name, test_file, [parse_variation(v) for v in args.vary], args.samples, args.seed)
     if not args.quiet:
-        print(f"study of {test_file.source}: {len(plan.runs)} runs varying {', '.join(plan.varied)}"
+        again = f" ({len(done)} finished before, resumed from {resumed})" if resumed else ""
+        print(f"study of {plan.source}: {len(plan.runs)} runs varying {', '.join(plan.varied)}{again}"
               + (f" on the Dask cluster {args.dask}" if args.dask else ""), file=sys.stderr)
     progress = None if args.quiet else StudyProgress(label="study", redraw=_is_terminal(sys.stderr))
-    result = run_study(plan, dask=args.dask, progress=progress)
+    try:
+        result = run_study(plan, dask=args.dask, progress=progress, done=done,
+                           on_run=lambda partial: _write_json(partial, json_path))
+    except OperatorStopped as stopped:
+        partial = stopped.partial
+        _write_json(partial, json_path)
+        if partial["runs"]:
+            print(_table(partial))
+        print(f"rths-ident: study stopped by the operator (Ctrl-C) after {len(partial['runs'])} of "
+              f"{partial['n_runs']} runs; study → {json_path}; resume: rths-ident study --resume {json_path}",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
     print(_table(result))
     stopped = result["stopped_runs"]
     print(f"{result['n_runs']} runs in {result['wall_s']:.1f} s" + (f"; stopped: runs {stopped}" if stopped else ""))
-    if json_path is not None:
-        json_path.write_text(json.dumps(result, indent=2))
-        print(f"study → {json_path}")
+    _write_json(result, json_path)
+    print(f"study → {json_path}")
     if csv_path is not None:
         _write_csv(result, csv_path)
         print(f"table → {csv_path}")
     return 0
+
+
+def _plan(args: argparse.Namespace):
+    """(plan, rows already finished, the JSON resumed or None) from the command line."""
+    from rths_ident.errors import ParameterError  # noqa: PLC0415
+    from rths_ident.scenarios.kinds import kind_of, load_any  # noqa: PLC0415
+    from rths_ident.scenarios.study import parse_variation, plan_from_json, plan_study  # noqa: PLC0415
+
+    if args.resume is not None:
+        if args.test is not None or args.vary or args.samples is not None:
+            raise ParameterError("--resume STUDY.json runs the plan it keeps: give no TEST, --vary or --samples")
+        path = Path(args.resume)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ParameterError(f"--resume {path}: cannot read the study ({exc})") from None
+        plan = plan_from_json(data.get("plan") or {}, f"--resume {path}")
+        return plan, [row for row in data.get("runs", []) if "run" in row], path
+    if args.test is None or not args.vary:
+        raise ParameterError("a study needs TEST and at least one --vary TABLE.KEY=… (or --resume STUDY.json)")
+    test_file = load_any(args.test)
+    kind_name, _ = kind_of(test_file)
+    return plan_study(kind_name, test_file, [parse_variation(v) for v in args.vary], args.samples, args.seed), [], None
+
+
+def _default_json(plan) -> Path:
+    """``rths-runs/study-<test>-<UTC time>/study.json`` (created when the first run ends)."""
+    import datetime  # noqa: PLC0415
+
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    return Path("rths-runs") / f"study-{plan.kind_name}-{stamp}" / "study.json"
+
+
+def _write_json(result: dict, path: Path) -> None:
+    """The study's JSON, replaced atomically (a study killed meanwhile keeps the previous one)."""
+    import os  # noqa: PLC0415
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(json.dumps(result, indent=2), encoding="utf-8")
+    os.replace(partial, path)
 
 
 def add_study_command(subparsers: argparse._SubParsersAction) -> None:
@@ -93,15 +144,22 @@ def add_study_command(subparsers: argparse._SubParsersAction) -> None:
         description="Run a test (a shipped one, FILE.toml or FILE.h5) many times with some of its fields varied: "
         "TABLE.KEY=a,b,c (these values; several --vary make a grid), TABLE.KEY=low:high:n (n values), "
         "TABLE.KEY=low:high (uniform, one draw per --samples). Each run is checked before the first starts; "
-        "on a Dask cluster the numbers are the same.")
-    parser.add_argument("test", metavar="TEST")
-    parser.add_argument("--vary", action="append", default=[], metavar="TABLE.KEY=SPEC", required=True,
+        "on a Dask cluster the numbers are the same. The study's JSON (--json, default "
+        "rths-runs/study-<test>-<time>/study.json) is rewritten after every run: a study stopped halfway "
+        "(Ctrl-C) resumes with --resume STUDY.json, running only the missing runs.")
+    parser.add_argument("test", metavar="TEST", nargs="?", default=None)
+    parser.add_argument("--vary", action="append", default=[], metavar="TABLE.KEY=SPEC",
                         help="a field to vary and how (see above); repeat for several")
     parser.add_argument("--samples", type=int, default=None, help="draws of the uniform ranges")
     parser.add_argument("--seed", type=int, default=0, help="seed of the draws (default 0)")
     parser.add_argument("--dask", default=None, metavar="local|tcp://HOST:PORT",
                         help="run on a Dask cluster: local (2 worker processes on 127.0.0.1) or a scheduler")
-    parser.add_argument("--json", metavar="OUT.json", default=None, help="every run's varied values and metrics")
+    parser.add_argument("--json", metavar="OUT.json", default=None,
+                        help="every run's varied values and metrics, and the plan (default: "
+                             "rths-runs/study-<test>-<time>/study.json)")
     parser.add_argument("--csv", metavar="OUT.csv", default=None, help="one row per run: varied values, metrics")
+    parser.add_argument("--resume", metavar="STUDY.json", default=None,
+                        help="finish a study stopped halfway: the plan it keeps, only its missing runs (the JSON "
+                             "is updated in place unless --json says otherwise)")
     parser.add_argument("--quiet", action="store_true", help="the table only")
     parser.set_defaults(func=run_study_command)

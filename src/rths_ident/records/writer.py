@@ -31,13 +31,25 @@ Datasets that are not per step (a whole run's time history, a reference) can be
 HDF5 cannot create datasets in a file in SWMR mode, so they are written with the header
 (and rewritten with it until phase 2 starts; the writer then drops its copy).
 
+A disk that fills up: before each write the writer checks the free space, and with less
+than the write needs plus :data:`RESERVE_BYTES` (1 MiB) it stops before writing anything
+(HDF5 hitting a full disk mid-write cannot close its file cleanly). That, or any failed
+write: the write raises :class:`RecordWriteError`
+(an ``OSError`` naming the record and how many slow steps it keeps), the writer stops
+writing and closes the file as far as it can, and the record on disk keeps what the last
+successful flush wrote (phase 1: the previous header file, replaced atomically; phase 2:
+the SWMR file up to its last flush; finishing: the closed step file, ``complete =
+False``). Later appends raise the same error; events and ``close`` become no-ops, so the
+code that reports the failure is not hit by it again.
+
 What this does not cover: a power cut or an OS crash (flushes hand the data to the
-operating system, they do not ``fsync``), and a disk that fills up.
+operating system, they do not ``fsync``).
 """
 
 from __future__ import annotations
 
 import datetime
+import errno
 import math
 import os
 import shutil
@@ -49,11 +61,23 @@ import h5py
 import numpy as np
 
 from rths_ident.errors import ParameterError
+from rths_ident.operator_stop import operator_stop_text
 from rths_ident.records import layout
 from rths_ident.records.versions import software_versions
 
 #: bytes per chunk of a step dataset (rows per chunk = this / bytes per row)
 CHUNK_BYTES = 64 * 1024
+#: free bytes a writer keeps on its disk: below this plus the next write, it stops writing (a full disk)
+RESERVE_BYTES = 1 << 20
+
+
+class RecordWriteError(OSError):
+    """Writing the test record failed (a full disk, a removed folder): the message names
+    the record, the cause and the slow steps the file keeps (module doc)."""
+
+
+class DiskFull(OSError):
+    """The disk has less free space than the next write needs plus the reserve."""
 
 
 def _utc_now() -> str:
@@ -116,6 +140,8 @@ class TestRecordWriter:
     """
 
     __test__ = False  # not a pytest class
+    #: free bytes kept on the disk (module doc; :data:`RESERVE_BYTES`)
+    reserve_bytes = RESERVE_BYTES
 
     def __init__(self, path, config: Mapping, units: Mapping, *, kind: str = "test",
                  time_base: Mapping | None = None, flush_every: int = 25, flush_interval_s: float = 0.5):
@@ -148,7 +174,9 @@ class TestRecordWriter:
         self._last_flush = _time.monotonic()
         self._closed = False
         self._finished = False
-        self._error_recorded = False
+        self._end_recorded = False  # an error or stop event is in the record
+        self._failure: RecordWriteError | None = None  # a write failed: the writer stopped writing
+        self._events_only = False  # the disk is (nearly) full: no more steps, still the events that say why
         self._attached: dict[str, tuple[np.ndarray, str]] = {}  # path under /attached -> (data, unit), phase 1
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._replace_with_header()
@@ -172,6 +200,11 @@ class TestRecordWriter:
     @property
     def closed(self) -> bool:
         return self._closed
+
+    @property
+    def failure(self) -> "RecordWriteError | None":
+        """The failed write that stopped the writer (None: none)."""
+        return self._failure
 
     def append(self, step: Mapping) -> None:
         """Buffer one slow step: a nested mapping of arrays (the same keys and shapes
@@ -246,20 +279,72 @@ class TestRecordWriter:
 
     def event(self, kind: str, message: str = "", step: int | None = None, time: float | None = None) -> None:
         """Record an event (``start``, ``stop``, ``error``, …) at slow step ``step`` and
-        test time ``time`` [s] (``None``: not tied to one), and flush at once."""
-        self._check_open()
+        test time ``time`` [s] (``None``: not tied to one), and flush at once. After a
+        failed write: nothing (module doc)."""
+        if self._failure is not None and not self._events_only:
+            return  # nothing more reaches the disk; the failure is what the caller reports
+        if self._closed:
+            raise ParameterError(f"the test record {self.path} is closed")
         if not isinstance(kind, str) or not kind or len(kind.encode()) > layout.EVENT_KIND_BYTES:
             raise ParameterError(f"event kind {kind!r}: expected a non-empty word of ≤ {layout.EVENT_KIND_BYTES} bytes")
         self._events.append((kind, _clip_message(str(message)), -1 if step is None else int(step),
                              math.nan if time is None else float(time), _time.time()))
-        if kind == "error":
-            self._error_recorded = True
+        if kind in ("error", "stop"):
+            self._end_recorded = True
         self.flush()
 
     def flush(self) -> None:
-        """Write the buffered steps and events and hand them to the operating system."""
+        """Write the buffered steps and events and hand them to the operating system;
+        :class:`RecordWriteError` if that fails (module doc)."""
         if self._closed:
             return
+        if self._events_only:  # a full disk: the events that say so, no more steps
+            self._flush_events_only()
+            return
+        if self._failure is not None:
+            raise self._failure
+        on_disk = self._on_disk if self._file is not None else 0  # phase 1: the record has no step yet
+        try:
+            self._check_space()
+        except DiskFull as exc:  # nothing written: the file stays open for the events that say why
+            self._failure = RecordWriteError(f"test record {self.path}: {exc.strerror}; the record keeps the "
+                                             f"{on_disk} slow steps flushed before")
+            self._buffer.clear()
+            self._buffered = 0
+            self._events_only = True
+            self._flush()  # the events so far (small: the reserve is there for them)
+            raise self._failure from exc
+        try:
+            self._flush()
+        except Exception as exc:
+            self._on_disk = on_disk  # what the record on disk keeps: the steps of the last good flush
+            raise self._failed(exc) from exc
+
+    def _flush_events_only(self) -> None:
+        try:
+            self._flush()
+        except Exception as exc:  # even the events no longer fit: stop writing altogether
+            self._events_only = False
+            self._release()
+            raise self._failure from exc
+
+    def _check_space(self, extra: int = 0) -> None:
+        """An ``OSError`` (ENOSPC) before anything is written when the disk has less
+        free than the next write needs plus :attr:`reserve_bytes`: the record stays the
+        consistent file of the last flush (HDF5 hitting a full disk mid-write leaves its
+        cache in a state it cannot close cleanly)."""
+        pending = extra + sum(a.nbytes for block in self._buffer for a in block.values())
+        if self._file is None and self.path.exists():  # phase 1 and 2's start rewrite the whole file
+            pending += self.path.stat().st_size
+        try:
+            free = shutil.disk_usage(self.path.parent).free
+        except OSError:
+            return
+        if free < pending + self.reserve_bytes:
+            raise DiskFull(errno.ENOSPC, f"the disk is full: {free / 1e3:.0f} kB free, the next write needs about "
+                                         f"{pending / 1e3:.0f} kB and {self.reserve_bytes / 1e3:.0f} kB are kept free")
+
+    def _flush(self) -> None:
         if self._file is None:
             if self._buffer:
                 self._start_steps_file()
@@ -279,40 +364,63 @@ class TestRecordWriter:
         self.event("stop", "the test ran to its end")
         self._close_file()
         partial = _partial_path(self.path)
-        shutil.copyfile(self.path, partial)
-        with h5py.File(partial, "r+") as f:
-            f.attrs["complete"] = True
-            group = f.create_group(layout.METRICS)
-            group.attrs["json"] = layout.to_json(metrics)
-            for name, value in layout.scalar_attributes(metrics).items():
-                group.attrs[name] = value
+        try:
+            self._check_space(self.path.stat().st_size)
+            shutil.copyfile(self.path, partial)
+            with h5py.File(partial, "r+") as f:
+                f.attrs["complete"] = True
+                group = f.create_group(layout.METRICS)
+                group.attrs["json"] = layout.to_json(metrics)
+                for name, value in layout.scalar_attributes(metrics).items():
+                    group.attrs[name] = value
+        except Exception as exc:  # the closed step file stays the record (complete = False)
+            partial.unlink(missing_ok=True)
+            text = " ".join(str(exc).split())
+            self._failure = RecordWriteError(f"test record {self.path}: adding the metrics failed ({text}); the record "
+                                             f"keeps its {self._on_disk} slow steps, marked not complete")
+            raise self._failure from exc
         os.replace(partial, self.path)
         self._finished = True
 
     def close(self) -> None:
         """Flush and close without completing the record (``complete`` stays false; a
-        ``stop`` event says so unless an error or stop was recorded). Idempotent."""
+        ``stop`` event says so unless an error or stop was recorded). Idempotent; after a
+        failed write it only releases the file."""
         if self._closed:
             return
-        if not any(e[0] in ("stop", "error") for e in self._events):
-            self.event("stop", "closed before the end of the test (no finish)")
-        self._close_file()
+        if self._failure is not None and not self._events_only:
+            self._release()
+            return
+        try:
+            if not self._end_recorded:
+                self.event("stop", "closed before the end of the test (no finish)")
+            self._close_file()
+        except RecordWriteError:  # the disk filled up even for the last event: what is there stays
+            self._release()
 
     def __enter__(self) -> "TestRecordWriter":
         return self
 
     def __exit__(self, exc_type, exc, traceback) -> bool:
-        if exc is not None and not self._closed and not self._error_recorded:
+        if exc is not None and not self._closed and not self._end_recorded:
             # where: the failing step if the exception says (LoopAborted), else the step in
-            # progress; when: the end of the last step appended (the last time known)
+            # progress; when: the end of the last step appended (the last time known).
+            # Ctrl-C is the operator's stop, not an error.
             step = getattr(exc, "slow_index", None)
-            self.event("error", describe_exception(exc), step=self._appended if step is None else step,
-                       time=self._last_time)
+            step = self._appended if step is None else step
+            if isinstance(exc, KeyboardInterrupt):
+                time = getattr(exc, "time", None)
+                self.event("stop", describe_exception(exc, step, self._last_time if time is None else time),
+                           step=step, time=self._last_time if time is None else time)
+            else:
+                self.event("error", describe_exception(exc), step=step, time=self._last_time)
         self.close()
         return False
 
     # ------------------------------------------------------------------ internals
     def _check_open(self) -> None:
+        if self._failure is not None:
+            raise self._failure
         if self._closed:
             raise ParameterError(f"the test record {self.path} is closed")
 
@@ -438,6 +546,27 @@ class TestRecordWriter:
             self._file = None
         self._closed = True
 
+    def _failed(self, exc: Exception) -> RecordWriteError:
+        """Stop writing after ``exc`` (module doc): the error to raise, now and later."""
+        text = " ".join(str(exc).split())  # HDF5's messages span lines
+        self._failure = RecordWriteError(f"test record {self.path}: writing failed ({type(exc).__name__}: {text}); "
+                                         f"the record keeps the {self._on_disk} slow steps flushed before")
+        self._release()
+        return self._failure
+
+    def _release(self) -> None:
+        """Close the file without writing anything more (after a failed write)."""
+        self._buffer.clear()
+        self._buffered = 0
+        if self._file is not None:
+            try:
+                self._file.close()
+            except Exception:  # noqa: BLE001 - HDF5 may try to write its cache once more: the disk is full
+                pass
+            self._file = None
+        _partial_path(self.path).unlink(missing_ok=True)
+        self._closed = True
+
 
 def _set_units(ds: h5py.Dataset, unit: str | dict) -> None:
     if isinstance(unit, dict):
@@ -465,9 +594,12 @@ def _clip_message(message: str) -> str:
     return encoded[:layout.EVENT_MESSAGE_BYTES - len(tail)].decode("utf-8", errors="ignore") + tail.decode("utf-8")
 
 
-def describe_exception(exc: BaseException) -> str:
-    """One line for an error event: the exception's type and text."""
+def describe_exception(exc: BaseException, step: int | None = None, time: float | None = None) -> str:
+    """One line for an error event: the exception's type and text. Ctrl-C
+    (:class:`KeyboardInterrupt`): its own sentence if it carries one (the loop's operator
+    stop says how the specimen was left), else ``stopped by the operator (Ctrl-C) at slow
+    step k, t = … s`` at ``step`` and ``time``."""
     if isinstance(exc, KeyboardInterrupt):
-        return "KeyboardInterrupt: the test was interrupted (Ctrl-C)"
+        return str(exc).strip() or operator_stop_text(step, time)
     text = str(exc).strip()
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -24,8 +24,10 @@ step in velocity.
 
 Faults for tests (:meth:`RigEmulator.inject`, at the n-th move since start):
 ``"silence"`` (stop answering: a timeout), ``"garbage"`` (random bytes instead of the
-reply), ``"reset"`` (reboot: banner, state lost) and ``"disconnect"`` (the pseudo-terminal
-goes away: the port disappears).
+reply), ``"reset"`` (reboot: banner, state lost), ``"disconnect"`` (the pseudo-terminal
+goes away: the port disappears) and ``"late"`` (the reply comes ``late_s`` seconds late,
+after the host's timeout, and the board answers what follows only then).
+:meth:`RigEmulator.unplug` pulls the cable at any moment (mid-step included).
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ from rths_ident.rigs.errors import RigProtocolError
 
 __all__ = ["VirtualSpecimen", "RigEmulator", "FAULTS"]
 
-FAULTS = ("silence", "garbage", "reset", "disconnect")
+FAULTS = ("silence", "garbage", "reset", "disconnect", "late")
 #: SG90 speed: 0.1 s per 60° (seed 002 §3)
 SERVO_SECONDS_PER_DEGREE = 0.1 / 60.0
 
@@ -93,6 +95,8 @@ class RigEmulator:
         self.noise_counts, self.settle_time, self.time_scale = float(noise_counts), float(settle_time), float(time_scale)
         self.pulse_resolution, self.device = float(pulse_resolution), device
         self.rng = np.random.default_rng(seed)
+        self.late_s = 1.0  # s: how late a "late" reply comes
+        self._send_lock = threading.Lock()
         self.master, self.slave = os.openpty()
         tty.setraw(self.slave)  # no echo, no line editing: bytes pass unchanged
         self.port = os.ttyname(self.slave)
@@ -118,6 +122,15 @@ class RigEmulator:
         self._thread.start()
         return self
 
+    def unplug(self) -> None:
+        """The cable pulled, now: the port's other end closes at once (a command in
+        progress gets no reply; the host's read fails), the board thread ends."""
+        self._stop.set()
+        with self._send_lock:
+            master, self.master = self.master, -1
+        if master >= 0:
+            os.close(master)
+
     def stop(self) -> None:
         self._stop.set()
         if self._thread.is_alive():
@@ -136,8 +149,9 @@ class RigEmulator:
         self.stop()
 
     def _send(self, line: bytes) -> None:
-        if self.master >= 0:
-            os.write(self.master, line)
+        with self._send_lock:
+            if self.master >= 0:
+                os.write(self.master, line)
 
     def _run(self) -> None:
         buffer = b""
@@ -147,7 +161,7 @@ class RigEmulator:
                 if not ready:
                     continue
                 chunk = os.read(self.master, 256)
-            except OSError:
+            except (OSError, ValueError):  # closed (unplugged)
                 return
             buffer += chunk
             while b"\n" in buffer:
@@ -197,6 +211,8 @@ class RigEmulator:
             return True
         if self._silent:
             return True
+        if fault == "late":
+            time.sleep(self.late_s)
         seq, mdeg = int(message.fields[0]), int(message.fields[1])
         if mdeg > proto.ANGLE_MDEG_MAX:
             self._send(proto.encode("E", seq, 3, "angle"))

@@ -9,7 +9,7 @@ it completed, including the one that tripped a limit.
 from __future__ import annotations
 
 __all__ = ["RigError", "RigLimitError", "RigTimeout", "RigProtocolError", "RigResetError", "RigDisconnected",
-           "RigDeviceError", "DeadlineMissed"]
+           "RigUnavailable", "RigDeviceError", "DeadlineMissed"]
 
 
 class RigError(RuntimeError):
@@ -35,6 +35,13 @@ class RigResetError(RigProtocolError):
 
 class RigDisconnected(RigError):
     """The port went away (cable pulled, device node removed)."""
+
+
+class RigUnavailable(RigDisconnected, ConnectionError):
+    """The rig cannot be reached when the test starts (the port does not exist, is not a
+    serial port, is busy or not permitted, or no board answers on it): nothing moved. A
+    ``ConnectionError`` too, so the command line reports it as bad input (one line, exit
+    status 1); the message says what to check."""
 
 
 class RigDeviceError(RigError):

@@ -20,8 +20,9 @@ The site adds what every rig needs, once:
   velocity |Δtarget|/Δt ≤ v_max in real-time mode (in pseudo-dynamic mode the rig moves at
   its own pace); |force| ≤ force limit after each reading;
 * a **safe stop** (:meth:`HardwareSite.safe_stop`) on any limit or device fault: hold, then
-  ramp to zero in increments of ``ramp_increment``; its outcome is part of the error
-  message (and says so when the device could not be reached);
+  ramp to zero in increments of ``ramp_increment`` (a move that gets a bad or no reply is
+  tried once more after a hold, which resynchronises the line); its outcome is part of
+  the error message (and says so when the device could not be reached);
 * **modes**: ``"pseudo-dynamic"`` (each step takes as long as the rig needs — seed 002's
   tests ran ≈ 14× slower than real time) and ``"real-time"`` (each step is paced to Δt of
   wall-clock time; a step that overruns is a missed deadline, more than
@@ -45,7 +46,7 @@ import numpy as np
 from rths_ident.errors import ParameterError
 from rths_ident.protocols import SiteReading
 from rths_ident.rigs.calibration import ForceCalibration, ServoKinematics
-from rths_ident.rigs.errors import DeadlineMissed, RigError, RigLimitError
+from rths_ident.rigs.errors import DeadlineMissed, RigDisconnected, RigError, RigLimitError
 
 __all__ = ["RawReading", "RigDriver", "RigCalibration", "RigLimits", "ServoRigCalibration", "HardwareSite", "MODES"]
 
@@ -118,6 +119,15 @@ class ServoRigCalibration:
         return self.force_calibration.force(reading.force_raw, displacement)
 
 
+class _Retried(Exception):
+    """A safe-stop move that needed a second try; ``error`` is why it failed again (None:
+    the second try worked)."""
+
+    def __init__(self, error: str | None):
+        super().__init__(error or "")
+        self.error = error
+
+
 def _mm(x) -> str:
     return np.array2string(np.asarray(x) * 1e3, precision=3, separator=", ") + " mm"
 
@@ -151,6 +161,8 @@ class HardwareSite:
         self._rows: list[dict] = []
         self._last_target = np.zeros(self.n_interface)
         self._stopped = False
+        self._stop_summary: str | None = None
+        self.at_rest = True  # False once a safe stop could not finish (secure the rig by hand)
         self._closed = False
         self._clock0 = None
         self.missed_deadlines = 0
@@ -235,33 +247,64 @@ class HardwareSite:
         else:
             time.sleep(deadline - now)
 
-    def safe_stop(self) -> str:
-        """Hold, then ramp to zero; returns what happened (also in :attr:`events`)."""
+    def safe_stop(self, last_target=None, dt=None, policy=None) -> str:
+        """Hold, then ramp to zero in moves of ``ramp_increment``; returns what happened
+        (also in :attr:`events`; :attr:`at_rest` says whether it could). Done once: a
+        second call returns the first one's sentence. The arguments of the loop's safe
+        stop (:func:`~rths_ident.hybrid.loop.safe_stop.bring_to_rest`) are not needed: the
+        rig starts from the last target it reached, at its own pace."""
         if self._stopped:
-            return "safe stop already done"
+            return self._stop_summary or "safe stop already done"
         self._stopped = True
+        self._stop_summary = summary = self._hold_and_ramp()
+        self.events.append(summary)
+        return summary
+
+    def _hold_and_ramp(self) -> str:
         start = self._last_target.copy()
         # any failure here is reported, never raised: the error that called for the stop must survive
         try:
             self.driver.hold()
         except Exception as exc:  # noqa: BLE001
-            summary = f"safe stop FAILED to hold ({exc}): secure the rig by hand"
-            self.events.append(summary)
-            return summary
+            self.at_rest = False
+            return f"safe stop FAILED to hold ({exc}): secure the rig by hand"
         moves = int(math.ceil(np.max(np.abs(start), initial=0.0) / self.ramp_increment))
+        repeated = 0
         for j in range(1, moves + 1):
             u = start * (1.0 - j / moves)
+            command = np.asarray(self.calibration.to_command(u), dtype=float).reshape(self.n_interface)
             try:
-                self.driver.command(np.asarray(self.calibration.to_command(u), dtype=float).reshape(self.n_interface))
-            except Exception as exc:  # noqa: BLE001
-                summary = (f"safe stop: held at {_mm(start)}, ramp to zero FAILED at {_mm(u)} ({exc}): "
-                           "secure the rig by hand")
-                self.events.append(summary)
-                return summary
+                self._move_or_retry(command)
+            except RigDisconnected as exc:
+                self.at_rest = False
+                return (f"safe stop: held at {_mm(start)}, ramp to zero FAILED at {_mm(u)} ({exc}): "
+                        "secure the rig by hand")
+            except _Retried as retried:
+                repeated += 1
+                if retried.error is not None:
+                    self.at_rest = False
+                    return (f"safe stop: held at {_mm(start)}, ramp to zero FAILED at {_mm(u)} ({retried.error}): "
+                            "secure the rig by hand")
             self._last_target = u
-        summary = f"safe stop: held at {_mm(start)}, ramped to zero in {moves} move(s)"
-        self.events.append(summary)
-        return summary
+        again = f" ({repeated} move(s) repeated after a bad reply)" if repeated else ""
+        return f"safe stop: held at {_mm(start)}, ramped to zero in {moves} move(s){again}"
+
+    def _move_or_retry(self, command) -> None:
+        """One move of the safe stop's ramp; after a bad or missing reply (not a lost
+        port), once more after a hold that resynchronises the line: raises
+        :class:`_Retried` saying whether that worked."""
+        try:
+            self.driver.command(command)
+            return
+        except RigDisconnected:
+            raise
+        except Exception as first:  # noqa: BLE001 - any reply the protocol does not allow
+            try:
+                self.driver.hold()
+                self.driver.command(command)
+            except Exception as exc:  # noqa: BLE001
+                raise _Retried(f"{first}; again: {exc}") from exc
+            raise _Retried(None) from first
 
     def close(self) -> None:
         """End of test: hold and ramp to zero (if not done), then release the driver."""

@@ -73,9 +73,16 @@ class RigLoopSite:
         self._state = self._step(self._state, jnp.asarray(x[0]), jnp.asarray(velocity[0]), jnp.asarray(force[0]))
         return SiteReading(x, force, log, jax.device_get(self._estimate(self._state)))
 
-    def safe_stop(self) -> str:
+    def safe_stop(self, last_target=None, dt=None, policy=None) -> str:
         stop = getattr(self.hardware, "safe_stop", None)
         return stop() if stop is not None else "the rig has no safe stop of its own"
+
+    @property
+    def at_rest(self) -> bool:
+        """Whether the rig's safe stop could bring it to rest (False: secure it by hand)."""
+        if getattr(self.hardware, "safe_stop", None) is None:
+            return False
+        return bool(getattr(self.hardware, "at_rest", True))
 
     def close(self) -> None:
         try:

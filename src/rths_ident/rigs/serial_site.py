@@ -18,6 +18,10 @@ booting board may emit. After the hello, every command expects exactly its reply
 * the port failing (cable pulled, device node gone) →
   :class:`~rths_ident.rigs.errors.RigDisconnected`.
 
+A port that cannot be opened (it does not exist, is not a serial port, is busy or not
+permitted) is :class:`~rths_ident.rigs.errors.RigUnavailable`: nothing moved, and the
+message says what to check and lists the serial ports found.
+
 Each message names the port and the command that was waiting.
 """
 
@@ -34,10 +38,43 @@ from rths_ident.rigs.errors import (
     RigProtocolError,
     RigResetError,
     RigTimeout,
+    RigUnavailable,
 )
 from rths_ident.rigs.hardware_site import HardwareSite, RawReading, RigLimits, ServoRigCalibration
 
 __all__ = ["SerialRigDriver", "open_serial_site"]
+
+
+def _why_not(port: str, exc: BaseException) -> str:
+    """What a failed open means and what to check (one sentence), the ports that exist."""
+    import errno  # noqa: PLC0415
+    import os  # noqa: PLC0415
+
+    code = getattr(exc, "errno", None)
+    text = str(exc)
+    if code == errno.ENOENT or not os.path.exists(port):
+        why = "the port does not exist (check the board's cable and the port's name)"
+    elif code in (errno.EACCES, errno.EPERM):
+        why = "permission denied (on Linux: add yourself to the 'dialout' group, then log in again)"
+    elif code == errno.EBUSY:
+        why = "the port is busy (close the other program using it: a serial monitor, another test)"
+    elif code == errno.EISDIR or os.path.isdir(port):
+        why = "it is a folder, not a serial port"
+    elif code == errno.ENOTTY or "Inappropriate ioctl" in text:
+        why = "it is not a serial port (not a terminal device): is it the board's port?"
+    else:
+        why = text
+    return f"{why}; serial ports here: {_ports() or 'none found'}"
+
+
+def _ports() -> str:
+    """The serial ports pyserial finds on this machine (``/dev/ttyACM0, /dev/ttyUSB0``)."""
+    try:
+        from serial.tools import list_ports  # noqa: PLC0415
+
+        return ", ".join(sorted(p.device for p in list_ports.comports()))
+    except Exception:  # noqa: BLE001 - a hint only
+        return ""
 
 
 def _termios_error() -> tuple:
@@ -68,7 +105,7 @@ class SerialRigDriver:
         try:
             self.serial = serial.Serial(port, baudrate, timeout=timeout, write_timeout=timeout)
         except (serial.SerialException, OSError) as exc:
-            raise RigDisconnected(f"cannot open serial port {port} at {baudrate} baud: {exc}") from exc
+            raise RigUnavailable(f"cannot open serial port {port} at {baudrate} baud: {_why_not(port, exc)}") from exc
         self.seq = 0
         try:
             self.info = self._handshake(boot_timeout)
@@ -129,10 +166,13 @@ class SerialRigDriver:
         raise RigTimeout(f"{self.where}: no hello reply within {boot_timeout:g} s{shown} "
                          "(is the rths_rig firmware loaded, the baud rate right?)")
 
-    def _exchange(self, line: bytes, what: str, reply_kind: str, seq: int) -> proto.Message:
+    def _exchange(self, line: bytes, what: str, reply_kind: str, seq: int, skip_stale: bool = False) -> proto.Message:
+        """Send ``line``, return its reply. ``skip_stale``: replies to earlier moves (a
+        board that answered late, after the host gave up) are read past."""
         self._write(line, what)
         message = None
-        while message is None or message.kind == "H":  # skip a late reply to a repeated hello
+        while message is None or message.kind == "H" or (skip_stale and message.kind == "R"
+                                                          and message.integer(0, "seq") != seq % proto.SEQUENCE_MODULUS):
             raw = self._readline(what)
             try:
                 message = proto.decode(raw)
@@ -163,13 +203,14 @@ class SerialRigDriver:
                           device_time=message.integer(2, "wait_ms") / 1000.0)
 
     def hold(self) -> None:
-        """Discard any stale input (a hold follows faults), then ``S``/``K``."""
+        """Discard any stale input (a hold follows faults), then ``S``/``K``; a late reply
+        to an earlier move arriving meanwhile is read past."""
         try:
             self.serial.reset_input_buffer()
         except (*self._serial_exception, OSError) as exc:
             raise RigDisconnected(f"{self.where}: port failed before hold: {exc}") from exc
         self.seq += 1
-        self._exchange(proto.hold(self.seq), f"hold #{self.seq}", "K", self.seq)
+        self._exchange(proto.hold(self.seq), f"hold #{self.seq}", "K", self.seq, skip_stale=True)
 
     def close(self) -> None:
         try:

@@ -6,7 +6,8 @@ fails (:class:`~rths_ident.hybrid.loop.engine.LoopAborted`) appends the steps th
 carries and records the error where it happened. The fused engine runs the whole record
 in one compiled call: its per-step logs are written after the call, in chunks of
 ``flush_every`` steps, so a fused run killed mid-call leaves the header and the start
-event only.
+event only. Ctrl-C is the operator's stop: a ``stop`` event saying so, at the step and
+test time it came (an ``error`` event is a fault).
 """
 
 from __future__ import annotations
@@ -137,12 +138,16 @@ class StepRecorder:
         self.writer.extend(stacked)
 
     def record_aborted(self, exc) -> None:
-        """A :class:`~rths_ident.hybrid.loop.engine.LoopAborted`: its completed steps, then the
-        error at the failing step."""
-        self.record_all(exc.logs)
+        """A :class:`~rths_ident.hybrid.loop.engine.LoopAborted` (or the operator's
+        :class:`~rths_ident.operator_stop.OperatorStopped`): its completed
+        steps, then the error (the stop) at the failing step. When the record itself
+        could not be written (a full disk stopped the loop), the error only, if the
+        writer can still write it."""
+        if self.writer.failure is None:
+            self.record_all(exc.logs)
         k = int(exc.slow_index)
         t = float(self.time_slow[k]) if 0 <= k < self.time_slow.size else None
-        self.writer.event("error", str(exc), step=k, time=t)
+        self.writer.event("stop" if isinstance(exc, KeyboardInterrupt) else "error", str(exc), step=k, time=t)
 
 
 def _n_steps(tree) -> int:

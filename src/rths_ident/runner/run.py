@@ -7,6 +7,12 @@ events every watcher sees (:mod:`rths_ident.runner.events`), and returns one typ
 result, complete or stopped, with the record's path. A test that stops on a fault (a
 limit, a lost peer, a non-finite state) is a result too (``stopped``), not an exception:
 what it logged is in its record.
+
+Ctrl-C is different: the operator wants the program to stop, not to go on with what
+follows the run (a study's next run, a script's next line). The kind's loop brings the
+specimen to rest and its record says so; the runner emits ``RunEnded("stopped", …)`` and
+raises :class:`~rths_ident.operator_stop.OperatorStopped` (a
+``KeyboardInterrupt``) with ``test_records`` set.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from typing import Any
 
 from rths_ident.errors import ParameterError
 from rths_ident.hybrid.loop.engine import LoopAborted
+from rths_ident.operator_stop import OperatorStopped
 from rths_ident.runner.events import Note, RunEnded
 from rths_ident.runner.options import RunOptions
 
@@ -106,6 +113,11 @@ def run_test(kind_name: str, kind_module, cfg, options: RunOptions, name: str | 
         records = (options.test_record,) if options.test_record is not None else ()
         return RunResult(name or kind_name, kind_name, options.engine, {}, {}, records, stopped=reason,
                          wall_s=_time.perf_counter() - started)
+    except KeyboardInterrupt as interrupt:
+        stopped = interrupt if isinstance(interrupt, OperatorStopped) else OperatorStopped(str(interrupt))
+        stopped.test_records = tuple(Path(p) for p in _existing(options.test_record))
+        stream.emit(RunEnded("stopped", str(stopped) or "stopped by the operator (Ctrl-C)"))
+        raise stopped from None
     records = tuple(Path(p) for p in result.get("test_records", ()))
     if not records and options.test_record is not None and Path(options.test_record).is_file():
         records = (Path(options.test_record),)
@@ -119,6 +131,17 @@ def run_test(kind_name: str, kind_module, cfg, options: RunOptions, name: str | 
     stream.emit(RunEnded("stopped" if stopped else "complete", stopped or ""))
     return RunResult(name or kind_name, kind_name, options.engine, metrics, arrays, records, stopped,
                      _time.perf_counter() - started)
+
+
+def _existing(path) -> tuple:
+    """The record at ``path`` if it was written, else the records a kind writes beside
+    it under its name (a study of several records: ``test_record-elcentro.h5`` …)."""
+    if path is None:
+        return ()
+    path = Path(path)
+    if path.is_file():
+        return (path,)
+    return tuple(sorted(path.parent.glob(f"{path.stem}-*{path.suffix}"))) if path.parent.is_dir() else ()
 
 
 def result_dict(result: RunResult) -> dict[str, Any]:

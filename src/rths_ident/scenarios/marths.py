@@ -112,6 +112,25 @@ def _fmt(values) -> str:
 
 _INDEX_NAMES = ("J1", "J2", "J3", "J4", "J5", "J6", "J7", "J8", "J9", "J10")
 
+#: what the values of each index are, in the order the report shows them (a / b …)
+COMPONENTS = {**{name: "actuator 1 / actuator 2" for name in ("J1", "J2", "J3", "J4")},
+              **{name: "x4 / θ4 (interface)" for name in ("J5", "J6", "J7", "J9")},
+              **{name: "x2 / θ2 / x3 / θ3 (upper storeys)" for name in ("J8", "J10")}}
+
+
+def components_line() -> str:
+    """The legend of the J table's columns ``a / b``."""
+    groups: dict[str, list[str]] = {}
+    for name, text in COMPONENTS.items():
+        groups.setdefault(text, []).append(name)
+    return "  values per component — " + "; ".join(f"{_names(names)}: {text}" for text, names in groups.items())
+
+
+def _names(names: list[str]) -> str:
+    if len(names) > 2 and all(int(b[1:]) == int(a[1:]) + 1 for a, b in zip(names, names[1:])):
+        return f"{names[0]}–{names[-1]}"
+    return ", ".join(names)
+
 
 def records_report(result: dict) -> str:
     """The lines of a study over several records: the indices side by side, one column
@@ -123,15 +142,15 @@ def records_report(result: dict) -> str:
              f"{result['uncertain']} uncertain plant{'' if result['uncertain'] == 1 else 's'} each, "
              f"convention {result['convention']}",
              "  modes [Hz]: " + ", ".join(f"{f:.2f}" for f in result["modal_frequencies_hz"]),
+             components_line(),
              (f"  {which}:".ljust(18) + "".join(f"{name:<28}" for name in by_record)).rstrip()]
     for name in _INDEX_NAMES:
         unit = "ms" if name in ("J1", "J4") else "%"
         row = [_fmt((s["J_uncertain_mean"] or s["J_nominal"])[name]) for s in studies]
         lines.append((f"  {name:>3} [{unit}]".ljust(18) + "".join(f"{text:<28}" for text in row)).rstrip())
     for record, study in by_record.items():
-        lines.append(f"  {record} ({study['record']}, {study['sim_duration_s']:.2f} s): realisable (commands within "
-                     f"±{study['realisability'][0]['command_v']['limit']:g} V) {study['realisable']}")
-        lines.append("    largest over runs and actuators: " + limit_peaks(study["realisability"]))
+        lines.append(f"  {record} ({study['record']}, {study['sim_duration_s']:.2f} s):")
+        lines += ["    " + line for line in realisability_lines(study["realisability"])]
     lines.append(f"  wall {result['wall_s']:.1f} s")
     return "\n".join(lines)
 
@@ -145,15 +164,14 @@ def report(result: dict) -> str:
     lines = [f"marths — {result['record']} ×{result['scale']:g}, {result['sim_duration_s']:.2f} s, "
              f"controller {result['controller']}, {len(result['plants']) - 1} uncertain plants, "
              f"convention {result['convention']}",
-             "  modes [Hz]: " + ", ".join(f"{f:.2f}" for f in result["modal_frequencies_hz"])]
+             "  modes [Hz]: " + ", ".join(f"{f:.2f}" for f in result["modal_frequencies_hz"]),
+             components_line()]
     mean = result["J_uncertain_mean"]
     for name in _INDEX_NAMES:
         unit = "ms" if name in ("J1", "J4") else "%"
         extra = f"   uncertain mean {fmt(mean[name])}" if mean else ""
         lines.append(f"  {name:>3} [{unit}] nominal {fmt(result['J_nominal'][name])}{extra}")
-    lines.append(f"  realisable (commands within ±{result['realisability'][0]['command_v']['limit']:g} V): "
-                 f"{result['realisable']}; force/velocity/stroke limits respected: {result['limits_respected']}")
-    lines.append("  largest over runs and actuators: " + limit_peaks(result["realisability"]))
+    lines += ["  " + line for line in realisability_lines(result["realisability"])]
     lines.append(f"  wall {result['wall_s']:.1f} s")
     return "\n".join(lines)
 
@@ -163,11 +181,35 @@ _SHOWN = {"command_v": ("command", 1.0, "V"), "force_n": ("force", 1e-3, "kN"),
           "velocity_m_s": ("velocity", 1e3, "mm/s"), "stroke_m": ("stroke", 1e3, "mm")}
 
 
-def limit_peaks(reports: list[dict]) -> str:
+def realisability_lines(reports: list[dict]) -> list[str]:
+    """Two lines over a study's runs (their realisability ``reports``): the package's
+    test (commands within the saturation: "realisable") and the actuators' force,
+    velocity and stroke limits, each with the runs that pass or exceed it and the largest
+    peak over runs and actuators, then what that means."""
+    n = len(reports)
+    command = reports[0]["command_v"]["limit"]
+    within = sum(r["commands_within_saturation"] for r in reports)
+    limits_ok = sum(r["limits_respected"] for r in reports)
+    first = (f"commands within ±{command:g} V (the benchmark package's test, 'realisable'): {within} of {n} runs; "
+             f"largest {limit_peaks(reports, ('command_v',))}")
+    second = (f"actuator limits (force, velocity, stroke) respected in {limits_ok} of {n} runs; largest over runs "
+              "and actuators: " + limit_peaks(reports, ("force_n", "velocity_m_s", "stroke_m")))
+    if within == n and limits_ok == n:
+        verdict = "realisable: commands and actuator limits within bounds in every run"
+    elif within == n:
+        verdict = (f"the commands are realisable, but the actuators' limits are exceeded in {n - limits_ok} of {n} "
+                   "runs: not realisable on the benchmark's actuators as they are")
+    else:
+        verdict = f"NOT realisable: the commands saturate in {n - within} of {n} runs"
+    return [first, second, f"→ {verdict}"]
+
+
+def limit_peaks(reports: list[dict], names=tuple(_SHOWN)) -> str:
     """Each monitored quantity's largest peak over the runs' realisability ``reports``
     against its limit, e.g. ``force 30.1 kN > 9.34 kN (exceeded in 21 of 21 runs)``."""
     parts = []
-    for name, (label, factor, unit) in _SHOWN.items():
+    for name in names:
+        label, factor, unit = _SHOWN[name]
         peak = max(max(r[name]["peak"]) for r in reports) * factor
         limit = reports[0][name]["limit"] * factor
         over = sum(not r[name]["within"] for r in reports)

@@ -232,10 +232,12 @@ def _substructure_factory(cfg: RCFrameConfig, native: NativeNS | None, ground_ac
 
 
 def _run_direct(cfg: RCFrameConfig, make_ns, ground_accel, specimen_params) -> dict:
-    """The NS coupled to the specimen model directly at the slow rate (NS closed after)."""
+    """The NS coupled to the specimen model directly at the slow rate (NS closed after):
+    a computation, not a test (nothing to bring to rest; Ctrl-C stops it as it is)."""
     ns = make_ns()
     try:
-        return run_stepwise(DirectSite(DegradingBoucWen, specimen_params, 1.0 / cfg.slow_rate), ns, ground_accel)
+        return run_stepwise(DirectSite(DegradingBoucWen, specimen_params, 1.0 / cfg.slow_rate), ns, ground_accel,
+                            safe_stop=None)
     finally:
         ns.close()
 

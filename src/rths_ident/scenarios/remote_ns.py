@@ -14,19 +14,24 @@ crosses the wire unchanged):
 
 :func:`ns_server_for` gives a configuration whose ``ns_address`` points at a server:
 the one given, or a child process started for the run and stopped after it
-(:class:`~rths_ident.transport.ns_server_process.NSServerProcess`).
+(:class:`~rths_ident.transport.ns_server_process.NSServerProcess`). Every session the run
+opens (the test and its comparison runs) carries the run's id, and when the run is over
+the server is told (:func:`~rths_ident.transport.remote_substructure.end_run`): a server
+serving one run (``rths-ident serve ns --once``) then stops.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import dataclasses
+import uuid
 
 import numpy as np
 
-from rths_ident.transport.errors import ProtocolError
+from rths_ident.transport.errors import ProtocolError, TransportError
 from rths_ident.transport.ns_messages import json_ready
-from rths_ident.transport.remote_substructure import RemoteSubstructure, parse_address
+from rths_ident.transport.remote_substructure import RemoteSubstructure, end_run, parse_address
 
 #: the model name the server announces (and the client checks)
 MODEL_NAME = "rths-ident-scenarios"
@@ -61,11 +66,16 @@ def setup_for(cfg, variant: str, ground_accel) -> dict:
             "dt": 1.0 / cfg.slow_rate, "ground_accel": np.asarray(ground_accel, dtype=float)}
 
 
+#: the id of the run in progress (set by :func:`ns_server_for`; None outside a run)
+_RUN = contextvars.ContextVar("rths_ident_ns_run", default=None)
+
+
 def remote_substructure(cfg, variant: str, ground_accel) -> RemoteSubstructure:
-    """A session with the NS server at ``cfg.ns_address`` for ``variant``."""
+    """A session with the NS server at ``cfg.ns_address`` for ``variant`` (of the run in
+    progress, if any)."""
     host, port = parse_address(cfg.ns_address)
     return RemoteSubstructure(host, port, setup_for(cfg, variant, ground_accel), dt=1.0 / cfg.slow_rate,
-                              model=MODEL_NAME)
+                              model=MODEL_NAME, run=_RUN.get())
 
 
 def make_substructure(setup: dict):
@@ -86,15 +96,36 @@ def make_substructure(setup: dict):
 @contextlib.contextmanager
 def ns_server_for(cfg):
     """``cfg`` itself unless it asks for a remote NS without an address; else ``cfg``
-    with the address of a server child process that lives as long as the ``with``."""
-    if getattr(cfg, "ns", None) != REMOTE or cfg.ns_address is not None:
+    with the address of a server child process that lives as long as the ``with``.
+    Inside, the sessions are one run's (module doc); a server at a given address is told
+    when the run is over."""
+    if getattr(cfg, "ns", None) != REMOTE:
         yield cfg
         return
-    from rths_ident.transport.ns_server_process import NSServerProcess  # noqa: PLC0415
+    run = _RUN.set(uuid.uuid4().hex)
+    try:
+        if cfg.ns_address is not None:
+            try:
+                yield cfg
+            finally:
+                _tell_run_ended(cfg.ns_address, _RUN.get())
+            return
+        from rths_ident.transport.ns_server_process import NSServerProcess  # noqa: PLC0415
 
-    with NSServerProcess() as server:
-        host, port = server.address
-        yield dataclasses.replace(cfg, ns_address=f"{host}:{port}")
+        with NSServerProcess() as server:
+            host, port = server.address
+            yield dataclasses.replace(cfg, ns_address=f"{host}:{port}")
+    finally:
+        _RUN.reset(run)
+
+
+def _tell_run_ended(address: str, run: str) -> None:
+    """The server at ``address`` learns the run is over; a server already gone is no error."""
+    host, port = parse_address(address)
+    try:
+        end_run(host, port, run)
+    except TransportError:
+        pass
 
 
 __all__ = ["IN_PROCESS", "MODEL_NAME", "REMOTE", "config_fields", "make_substructure", "ns_server_for",

@@ -26,6 +26,7 @@ M_e ü + C_e u̇ + K_e u — what the rig measures.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
 from typing import Callable, ClassVar
@@ -40,6 +41,7 @@ from rths_ident.scenarios import fields
 from rths_ident.scenarios.kinds import kind_names
 from rths_ident.rigs.calibration import KINEMATIC_MODELS, SEED002_FORCE_LIMIT_N, SEED002_STROKE_LIMIT_M, ServoKinematics
 from rths_ident.rigs.emulator import VirtualSpecimen
+from rths_ident.rigs.errors import RigError, RigUnavailable
 from rths_ident.rigs.hardware_site import MODES, RigLimits, ServoRigCalibration
 from rths_ident.rigs.site_spec import open_site, parse_site
 from rths_ident.structures.partitioned_newmark import (
@@ -382,8 +384,7 @@ def run_rig_test(case: RigCase, cfg: RigTestConfig, options: RunOptions = RunOpt
             progress(k, step_log)
 
     started = time.perf_counter()
-    with open_site(cfg.site, cfg.dt, specimen=specimen, seed=cfg.seed, calibration=calibration, limits=limits,
-                   mode=cfg.rig_mode) as site:
+    with _site_or_why(cfg, record, specimen=specimen, calibration=calibration, limits=limits) as site:
         result["where"] = getattr(site, "where", cfg.site)
         timed_ns = _TimedSubstructure(ns, numerical_time)
         if record is not None:
@@ -392,14 +393,18 @@ def run_rig_test(case: RigCase, cfg: RigTestConfig, options: RunOptions = RunOpt
             logs = run_stepwise(site, timed_ns, ag, on_step=timed_on_step)
         except LoopAborted as aborted:
             logs = aborted.logs
-            result["aborted"] = str(aborted.__cause__ or aborted)
+            result["aborted"] = str(aborted)  # the engine's sentence: what failed, at which step, how the rig was left
             if record is not None:
                 record.event("error", str(aborted), step=aborted.slow_index,
                              time=(aborted.slow_index + 1) * cfg.dt)
-        except BaseException as exc:
+        except BaseException as exc:  # Ctrl-C (the operator's stop: the site was brought to rest), a bug
             if record is not None:
-                record.event("error", f"{type(exc).__name__}: {exc}", step=len(numerical_time),
-                             time=len(numerical_time) * cfg.dt)
+                step = getattr(exc, "slow_index", len(numerical_time))
+                if isinstance(exc, KeyboardInterrupt):
+                    record.event("stop", str(exc) or f"stopped by the operator (Ctrl-C) at slow step {step}",
+                                 step=step, time=step * cfg.dt)
+                else:
+                    record.event("error", f"{type(exc).__name__}: {exc}", step=step, time=step * cfg.dt)
                 record.close()
             raise
         site_record = site.record() if hasattr(site, "record") else {}
@@ -423,6 +428,33 @@ def run_rig_test(case: RigCase, cfg: RigTestConfig, options: RunOptions = RunOpt
         else:
             record.finish({"completed_steps": completed, "comparison": result.get("comparison", {})})
     return result
+
+
+@contextlib.contextmanager
+def _site_or_why(cfg, record, **site_options):
+    """:func:`~rths_ident.rigs.site_spec.open_site` for the test; a rig that cannot be
+    reached when the test starts (a port that does not exist or is not a board, no
+    hello) is :class:`~rths_ident.rigs.errors.RigUnavailable` — nothing moved — and the
+    record, if one was opened, says why and is closed."""
+    opened = False
+    try:
+        with open_site(cfg.site, cfg.dt, seed=cfg.seed, mode=cfg.rig_mode, **site_options) as site:
+            opened = True
+            yield site
+    except (RigError, OSError) as exc:
+        if opened:
+            raise
+        message = f"--site {cfg.site}: the rig could not be reached, nothing moved: {exc}"
+        if record is not None:
+            record.event("error", message, step=0, time=0.0)
+            record.close()
+        raise RigUnavailable(message) from exc
+    except KeyboardInterrupt:
+        if not opened and record is not None:  # Ctrl-C while the board was being reached: nothing moved
+            record.event("stop", "stopped by the operator (Ctrl-C) while the rig was being reached: nothing moved",
+                         step=0, time=0.0)
+            record.close()
+        raise
 
 
 class _TimedSubstructure:

@@ -8,7 +8,9 @@ file: a bad value is an error before any run), run by the one runner
 each run's varied values, its metrics (the JSON of ``rths-ident run``) and, when it
 stopped, why. A run is a pure function of the plan and its index (the random sample
 comes from the plan's seed), so a cluster gives the same numbers as this machine, in
-any order.
+any order — and a study stopped halfway (Ctrl-C, a lost machine) resumes from the runs
+it finished: the plan is in the study's JSON, and only the missing runs run again
+(``rths-ident study --resume STUDY.json``).
 
 Varying a field::
 
@@ -30,7 +32,8 @@ import numpy as np
 from rths_ident.declaration import DeclarationError, Override, resolve_values
 from rths_ident.errors import ParameterError
 
-__all__ = ["Variation", "StudyPlan", "parse_variation", "plan_study", "run_variant", "run_variants", "run_study"]
+__all__ = ["Variation", "StudyPlan", "parse_variation", "plan_study", "run_variant", "run_variants", "run_study",
+           "study_result", "plan_as_json", "plan_from_json"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -158,32 +161,77 @@ def run_variants(plan: StudyPlan, first: int, count: int) -> list[dict]:
     return [run_variant(plan, index) for index in range(first, first + count)]
 
 
-def run_study(plan: StudyPlan, dask: str | None = None, progress: Callable[[int, int], None] | None = None) -> dict:
+def run_study(plan: StudyPlan, dask: str | None = None, progress: Callable[[int, int], None] | None = None,
+              done: list[dict] | tuple = (), on_run: Callable[[dict], None] | None = None) -> dict:
     """Every run of ``plan``, here or on a Dask cluster (``"local"`` or
     ``tcp://HOST:PORT``); the result has the runs in index order and a summary of every
-    numeric metric over them (min, median, max)."""
+    numeric metric over them (min, median, max).
+
+    ``done``: rows of runs already finished (a study resumed from its JSON: only the
+    others run); ``on_run(result so far)`` after every finished run (what keeps the
+    study's JSON up to date). Ctrl-C stops the study: the run in progress stops safely
+    and :class:`~rths_ident.operator_stop.OperatorStopped` is raised with ``partial``,
+    the result of the runs finished (``complete`` false, ``missing_runs``)."""
     check_plan(plan)
     started = _time.perf_counter()
-    rows: dict[int, dict] = {}
     total = len(plan.runs)
-    if dask is None:
-        for index in range(total):
-            rows[index] = run_variant(plan, index)
-            if progress is not None:
-                progress(len(rows), total)
-    else:
-        from rths_ident.dask_cluster import DaskExecutor  # noqa: PLC0415
+    rows: dict[int, dict] = {int(r["run"]): r for r in done}
+    todo = [i for i in range(total) if i not in rows]
 
-        with DaskExecutor(dask) as cluster:
-            for first, chunk in cluster.iter_chunks(run_variants, plan, [(i, 1) for i in range(total)]):
-                for row in chunk:
-                    rows[row["run"]] = row
-                if progress is not None:
-                    progress(len(rows), total)
-    ordered = [rows[i] for i in range(total)]
-    return {"kind": plan.kind_name, "varied": list(plan.varied), "runs": ordered, "n_runs": total,
+    def finished(row: dict) -> None:
+        rows[row["run"]] = row
+        if on_run is not None:
+            on_run(study_result(plan, rows, started))
+        if progress is not None:
+            progress(len(rows), total)
+
+    try:
+        if dask is None:
+            for index in todo:
+                finished(run_variant(plan, index))
+        elif todo:
+            from rths_ident.dask_cluster import DaskExecutor  # noqa: PLC0415
+
+            with DaskExecutor(dask) as cluster:
+                for first, chunk in cluster.iter_chunks(run_variants, plan, [(i, 1) for i in todo]):
+                    for row in chunk:
+                        finished(row)
+    except KeyboardInterrupt as interrupt:
+        from rths_ident.operator_stop import OperatorStopped  # noqa: PLC0415
+
+        stopped = interrupt if isinstance(interrupt, OperatorStopped) else OperatorStopped(str(interrupt))
+        stopped.partial = study_result(plan, rows, started)
+        raise stopped from None
+    return study_result(plan, rows, started)
+
+
+def study_result(plan: StudyPlan, rows: dict, started: float) -> dict:
+    """The study's result from the rows finished so far (by run index): the runs in
+    order, which stopped, which are missing, the summary, and the plan itself (a study
+    resumes from it)."""
+    ordered = [rows[i] for i in sorted(rows)]
+    missing = [i for i in range(len(plan.runs)) if i not in rows]
+    return {"kind": plan.kind_name, "varied": list(plan.varied), "runs": ordered, "n_runs": len(plan.runs),
+            "complete": not missing, "missing_runs": missing,
             "stopped_runs": [r["run"] for r in ordered if r["stopped"]], "summary": summarise(ordered),
-            "wall_s": _time.perf_counter() - started, "seed": plan.seed}
+            "wall_s": _time.perf_counter() - started, "seed": plan.seed, "plan": plan_as_json(plan)}
+
+
+def plan_as_json(plan: StudyPlan) -> dict:
+    """The plan as JSON (what ``rths-ident study --resume`` reads back)."""
+    return {"kind": plan.kind_name, "test_text": plan.test_text, "source": plan.source,
+            "runs": [[[path, value] for path, value in run] for run in plan.runs], "varied": list(plan.varied),
+            "seed": plan.seed}
+
+
+def plan_from_json(data: dict, where: str = "the study") -> StudyPlan:
+    """The plan a study's JSON keeps (:func:`plan_as_json`); a clear error if it has none."""
+    try:
+        return StudyPlan(str(data["kind"]), str(data["test_text"]), str(data["source"]),
+                         tuple(tuple((str(p), v) for p, v in run) for run in data["runs"]), tuple(data["varied"]),
+                         data.get("seed"))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ParameterError(f"{where}: no study plan in it (written by rths-ident study? missing {exc})") from None
 
 
 def _flat_numbers(metrics: Any, prefix: str = "") -> dict:

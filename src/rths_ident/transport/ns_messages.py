@@ -7,9 +7,14 @@ A *session* is one connection between a :class:`~rths_ident.transport.remote_sub
 (byte table and sequence in ``docs/transport.md``, "Processes"):
 
 client → server
-    HELLO ``{"protocol": "rths-ns", "version": 1, "role": "ns-client", "setup": {...}}``
-    — the setup the server builds its NS from (``dt`` [s], ``ground_accel`` [m/s²] from
-    t = 0, ``record_dt`` [s], and what the model needs, e.g. a scenario's configuration);
+    HELLO ``{"protocol": "rths-ns", "version": 1, "role": "ns-client", "setup": {...},
+    "run": "<id>"}`` — the setup the server builds its NS from (``dt`` [s],
+    ``ground_accel`` [m/s²] from t = 0, ``record_dt`` [s], and what the model needs, e.g.
+    a scenario's configuration); ``run`` (optional): the client's run, when one run opens
+    several sessions (the test and its comparison runs);
+    HELLO ``{"protocol", "version", "role": "ns-client", "run_ended": "<id>"}`` as a
+    connection's first message: that run opened its last session (answered with
+    SHUTDOWN; a server serving one run, ``serve ns --once``, then stops);
     FEEDBACK ``[f_1 … f_n, ẍ_g]`` — the interface force(s) [N] and the ground
     acceleration at the end of the step [m/s²]; PARAMETERS θ̂; SHUTDOWN (end of session;
     as the FIRST message of a connection: stop the server).
@@ -65,8 +70,16 @@ def json_ready(value: Any, where: str = "setup") -> Any:
                     "lists, dicts, arrays)")
 
 
-def client_hello(setup: dict) -> dict:
-    return {"protocol": PROTOCOL, "version": PROTOCOL_VERSION, "role": CLIENT_ROLE, "setup": json_ready(setup)}
+def client_hello(setup: dict, run: str | None = None) -> dict:
+    hello = {"protocol": PROTOCOL, "version": PROTOCOL_VERSION, "role": CLIENT_ROLE, "setup": json_ready(setup)}
+    if run is not None:
+        hello["run"] = str(run)
+    return hello
+
+
+def run_ended_hello(run: str) -> dict:
+    """The HELLO that says run ``run`` is over (module doc)."""
+    return {"protocol": PROTOCOL, "version": PROTOCOL_VERSION, "role": CLIENT_ROLE, "run_ended": str(run)}
 
 
 def check_hello(hello: dict, role: str) -> None:
@@ -142,5 +155,5 @@ def check_layout(value: Any) -> list:
 
 __all__ = [
     "CLIENT_ROLE", "PROTOCOL", "PROTOCOL_VERSION", "SERVER_ROLE", "check_hello", "check_layout", "client_hello",
-    "flatten_log", "json_ready", "layout_size", "log_layout", "setup_from_json", "unflatten_log",
+    "flatten_log", "json_ready", "layout_size", "log_layout", "run_ended_hello", "setup_from_json", "unflatten_log",
 ]

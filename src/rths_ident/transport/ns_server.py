@@ -13,7 +13,8 @@ transport package). Two wires:
     FEEDBACK → TARGET (+ the step's log), PARAMETERS → PARAMETERS (acknowledged), SHUTDOWN
     → SHUTDOWN. An exception of the NS goes back as ERROR with its text (and the slow step
     and time) and ends the session. A connection whose first message is SHUTDOWN stops
-    the server.
+    the server; one whose HELLO says ``run_ended`` ends a run (several sessions of one
+    client run: :meth:`NSServer.serve`'s ``max_runs``).
 ``"seed000"``
     seed 000's bytes (digest 000 §7, §12.1): per slow step the client sends the n
     interface forces as big-endian float64, the server steps the NS and sends n
@@ -105,6 +106,9 @@ class NSServer:
         self.listener = listen(host, port, self.timeout_s)
         self.sessions = 0
         self.failures: list[str] = []
+        self._session_run: str | None = None  # the run of the session being served (None: a run by itself)
+        self._run_ended: str | None = None  # set by a connection that says a run is over
+        self.runs_ended: set = set()  # the runs over (("run", id) or ("session", number))
 
     @property
     def address(self) -> tuple[str, int]:
@@ -120,24 +124,30 @@ class NSServer:
         self.close()
 
     # -- the loop over connections ---------------------------------------------------
-    def serve(self, max_sessions: int | None = None) -> int:
+    def serve(self, max_sessions: int | None = None, max_runs: int | None = None) -> int:
         """Serve sessions until a stop request (framed: a connection opening with
-        SHUTDOWN) or ``max_sessions``; returns the number served. A session that fails
-        is logged and kept in :attr:`failures`; the server goes on with the next one.
-        The listening socket is closed when this returns (or raises).
+        SHUTDOWN), ``max_sessions`` sessions, or ``max_runs`` runs; returns the number of
+        sessions served. A run is every session whose HELLO carries the same ``run`` id,
+        over when the client says so (a connection opening with HELLO ``run_ended``:
+        :func:`~rths_ident.transport.remote_substructure.end_run`); a session without a
+        run id (seed 000's wire, a script's own client) is a run by itself. A session
+        that fails is logged and kept in :attr:`failures`; the server goes on with the
+        next one. The listening socket is closed when this returns (or raises).
 
         Raises:
             TransportTimeout: no client connected within ``timeout_s``.
         """
         try:
-            return self._serve(max_sessions)
+            return self._serve(max_sessions, max_runs)
         finally:
             self.close()
 
-    def _serve(self, max_sessions: int | None) -> int:
+    def _serve(self, max_sessions: int | None, max_runs: int | None) -> int:
         host, port = self.address
-        while max_sessions is None or self.sessions < max_sessions:
+        ended = self.runs_ended  # runs over (ids; a session without one counts as its own)
+        while (max_sessions is None or self.sessions < max_sessions) and (max_runs is None or len(ended) < max_runs):
             conn = self.listener.accept()
+            self._session_run, self._run_ended = None, None
             with conn:
                 peer = "%s:%d" % conn.getpeername()[:2]
                 number = self.sessions + 1
@@ -154,7 +164,13 @@ class NSServer:
             if stop:
                 self._log(f"ns server {host}:{port}: stop requested by {peer}")
                 break
+            if self._run_ended is not None:  # not a session: a run's end
+                ended.add(("run", self._run_ended))
+                self._log(f"ns server {host}:{port}: run {self._run_ended} ended ({peer})")
+                continue
             self.sessions += 1
+            if self._session_run is None:
+                ended.add(("session", number))
         return self.sessions
 
     # -- framed ----------------------------------------------------------------------
@@ -177,6 +193,11 @@ class NSServer:
         if first.message_type is not MessageType.HELLO:
             raise ProtocolError(f"expected HELLO (or SHUTDOWN) as the first message, got {first.message_type.name}")
         nsm.check_hello(first.value, nsm.CLIENT_ROLE)
+        if "run_ended" in first.value:  # a run's end, not a session
+            self._run_ended = str(first.value["run_ended"])
+            channel.send(MessageType.SHUTDOWN)
+            return False
+        self._session_run = None if first.value.get("run") is None else str(first.value["run"])
         setup = nsm.setup_from_json(first.value.get("setup", {}))
         try:
             ns = self.make_ns(setup)

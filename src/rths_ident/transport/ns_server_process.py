@@ -8,8 +8,13 @@ connection that opens with SHUTDOWN; seed 000, which has none: SIGINT, as Ctrl-C
 SIGTERM (at once if the request found the server busy in a session), then SIGKILL,
 within :data:`STOP_BOUND_S` (15 s) in all.
 
+The child runs in its own session: a Ctrl-C at the terminal reaches this process only,
+whose loop stops the test safely (the child's NS is part of it) and then stops the
+child. The child's session records go to a temporary folder (the run's own record holds
+every step), removed when the child is stopped.
+
 If this process is killed outright (SIGKILL), the child is bounded by its own
-``--timeout``: it waits that long for a client, then exits.
+``--timeout``: it waits that long for a client, then exits (its temporary folder stays).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import collections
 import os
 import queue
 import re
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -56,6 +62,11 @@ class NSServerProcess:
         self._stderr: collections.deque = collections.deque(maxlen=20)
 
     @property
+    def records_folder(self) -> str | None:
+        """The temporary folder of the child's session records (None: given, or removed)."""
+        return self._records
+
+    @property
     def command(self) -> list[str]:
         args = list(self.serve_args)
         if "--records" not in args:  # the run's own test record holds every step; the child's goes to temp
@@ -75,7 +86,7 @@ class NSServerProcess:
         source = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # …/src
         env["PYTHONPATH"] = os.pathsep.join([source] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
         self.process = subprocess.Popen(self.command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                        env=env, bufsize=1)
+                                        env=env, bufsize=1, start_new_session=True)
         for stream, sink in ((self.process.stdout, self._stdout.put), (self.process.stderr, self._stderr.append)):
             threading.Thread(target=_drain, args=(stream, sink), daemon=True).start()
         deadline = _time.monotonic() + self.startup_timeout_s
@@ -101,12 +112,26 @@ class NSServerProcess:
             self.stop()
             raise
 
+    def output(self) -> str:
+        """What the child printed on stdout so far, after its listening line (e.g. its
+        last line, ``stopped after … session(s)``)."""
+        return "".join(self._stdout.queue)
+
     def _last_error(self) -> str:
         lines = [line.strip() for line in self._stderr if line.strip()]
         return lines[-1] if lines else ""
 
     def stop(self) -> int | None:
-        """Stop the child (stop request, SIGTERM, SIGKILL); returns its exit status."""
+        """Stop the child (stop request, SIGTERM, SIGKILL) and remove its temporary
+        records folder; returns its exit status."""
+        try:
+            return self._stop()
+        finally:
+            if self._records is not None:
+                shutil.rmtree(self._records, ignore_errors=True)
+                self._records = None
+
+    def _stop(self) -> int | None:
         process = self.process
         if process is None:
             return None

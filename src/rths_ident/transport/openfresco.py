@@ -32,6 +32,16 @@ against OpenSeesPy 3.7.1 on x86-64):
   not. A server that never replies leaves OpenSees blocked in ``read``: the client side
   needs its own time limit.
 
+**When the site stops the test** (an actuator limit, a specimen model that fails): the
+element protocol has no error reply, and OpenSees' ``genericClient`` waits for a reply
+forever — its ``TCP_Socket`` loops on ``read`` even after the server closed — so closing
+would leave the client hung. The server therefore brings the site to rest (its
+``safe_stop()``, if it has one), then answers every later request that expects a reply
+with a frame of NaN: the client's analysis fails at its next solve (Newton's unbalance
+is NaN) instead of blocking, and the client ends with DIE or by closing the connection.
+:meth:`ElementServer.serve` then raises :class:`SiteStopped` with the site's error. A
+client that still sends requests ``stop_grace_s`` after the stop is disconnected.
+
 Every decoded frame must be finite (a NaN/Inf names the field and index). The client
 role — rths_ident driving an OpenSees ``adapter`` element or an OpenFresco SimApp server —
 is :mod:`rths_ident.transport.openfresco_client`.
@@ -46,6 +56,7 @@ from __future__ import annotations
 
 import socket
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
@@ -73,6 +84,7 @@ __all__ = [
     "GET_DAMP",
     "GET_MASS",
     "DIE",
+    "SiteStopped",
     "COMMAND_NAMES",
     "DEFAULT_DATA_SIZE",
     "SETUP_DTYPE",
@@ -135,6 +147,8 @@ DEFAULT_DATA_SIZE = 256  # OF_Network_dataSize
 #: OpenSees writes host memory as is; little-endian on the platforms OpenSeesPy ships for.
 SETUP_DTYPE = np.dtype("<i4")
 FRAME_DTYPE = np.dtype("<f8")
+#: the commands that expect a reply frame (getDaqResponse … getMass)
+_REPLY_CODES = frozenset(range(GET_DAQ_RESPONSE, GET_MASS + 1))
 SETUP_LENGTH = 11
 SETUP_NBYTES = SETUP_LENGTH * SETUP_DTYPE.itemsize  # 44
 #: Largest data_size accepted from a peer (a guard against a garbled setup: 8 MiB frames).
@@ -143,6 +157,16 @@ MAX_DATA_SIZE = 1 << 20
 
 class OpenFrescoProtocolError(ProtocolError, ValueError):
     """A message that breaks the OpenFresco protocol (what was wrong, and where)."""
+
+
+class SiteStopped(RuntimeError):
+    """The site stopped the test (its error is ``__cause__``); the server brought it to
+    rest (``rest``: what the site's safe stop said, or None), told the client by NaN
+    replies (module doc) and the client has gone (``how``)."""
+
+    def __init__(self, message: str, rest: str | None = None, how: str = ""):
+        super().__init__(message)
+        self.rest, self.how = rest, how
 
 
 class SetupMessage(NamedTuple):
@@ -438,7 +462,10 @@ class ElementServer:
     called once the client's :class:`SetupMessage` has arrived (a site whose number of
     basic DOFs follows the client's; ``server.site`` is then set). ``on_command``, if
     given, is called after every command served as ``on_command(code, frame, reply)``
-    (``reply`` None when the command has none): the hook for a test record.
+    (``reply`` None when the command has none): the hook for a test record. When the site
+    raises (an actuator limit), the server stops the test as the module doc says
+    (``stop_grace_s``: how long a client may go on after the stop before it is
+    disconnected; default ``timeout``).
     """
 
     def __init__(
@@ -450,12 +477,14 @@ class ElementServer:
         accept_timeout: float = 30.0,
         timeout: float = 30.0,
         on_command=None,
+        stop_grace_s: float | None = None,
     ):
         self._site_for_setup = None if hasattr(site, "n_basic") else site
         self.site = site if self._site_for_setup is None else None
         self.on_command = on_command
         self.timeout = timeout
         self.accept_timeout = accept_timeout
+        self.stop_grace_s = timeout if stop_grace_s is None else float(stop_grace_s)
         self.setup: SetupMessage | None = None
         self.counts: dict[str, int] = {}
         self.error: BaseException | None = None
@@ -537,57 +566,103 @@ class ElementServer:
             code = command_code(frame)
             name = COMMAND_NAMES[code]
             self.counts[name] = self.counts.get(name, 0) + 1
-            reply = None
-            if code == SET_TRIAL_RESPONSE:
-                for i, field_name in enumerate(_CTRL_FIELDS):
-                    values = part(frame, i)
-                    if values is not None:
-                        check_finite(values, f"setTrialResponse {field_name}")
-                disp, vel, accel = part(frame, 0), part(frame, 1), part(frame, 2)
-                t = part(frame, 4)
-                time = float(t[0]) if t is not None else None
-                site.set_trial(disp, vel, accel, time)
-                last_trial.update(disp=disp, vel=vel if vel is not None else np.zeros(n),
-                                  accel=accel if accel is not None else np.zeros(n),
-                                  time=time if time is not None else 0.0)
-            elif code == COMMIT_STATE:
-                site.commit()
-            elif code == GET_FORCE:
-                reply = site.force()
-            elif code == GET_INITIAL_STIFF:
-                reply = np.asarray(site.initial_stiffness()).ravel(order="F")
-            elif code == GET_TANGENT_STIFF:
-                reply = np.asarray(site.tangent_stiffness()).ravel(order="F")
-            elif code == GET_DAMP:
-                reply = np.asarray(site.damping()).ravel(order="F")
-            elif code == GET_MASS:
-                reply = np.asarray(site.mass()).ravel(order="F")
-            elif code == GET_DISP:
-                reply = measured_displacement()
-            elif code == GET_VEL:
-                reply = last_trial["vel"]
-            elif code == GET_ACCEL:
-                reply = last_trial["accel"]
-            elif code == GET_TIME:
-                reply = [last_trial["time"]]
-            elif code == GET_DAQ_RESPONSE:
-                parts = (measured_displacement(), last_trial["vel"], last_trial["accel"],
-                         site.force(), [last_trial["time"]])
-                reply = np.concatenate(
-                    [np.asarray(p, dtype=float)[:k] for p, k in zip(parts, setup.daq_sizes)]
-                    + [np.zeros(0)]
-                )
-            elif code == DIE:
+            try:
+                reply = self._answer(code, name, frame, setup, site, part, measured_displacement, last_trial)
+            except (TransportError, OpenFrescoProtocolError):
+                raise
+            except Exception as exc:  # the site stopped the test: tell the client, then end
+                self._stop_the_test(conn, size, exc)
+                return
+            if code == DIE:
                 if self.on_command is not None:
                     self.on_command(code, frame, None)
                 return
-            else:  # OPEN, SETUP, EXECUTE: the OpenFresco site/controller dialects
-                raise OpenFrescoProtocolError(
-                    f"command {code} ({name}) is not served by ElementServer: it speaks the "
-                    f"element dialect (genericClient / expElement -server)"
-                )
             if reply is not None:
                 reply = np.asarray(reply, dtype=np.float64).ravel()
                 send_all(conn, encode_frame(reply, size), what=f"OpenFresco {name} reply")
             if self.on_command is not None:
                 self.on_command(code, frame, reply)
+
+    def _answer(self, code, name, frame, setup, site, part, measured_displacement, last_trial):
+        """The site's answer to one command (None: the command has no reply)."""
+        n = site.n_basic
+        reply = None
+        if code == SET_TRIAL_RESPONSE:
+            for i, field_name in enumerate(_CTRL_FIELDS):
+                values = part(frame, i)
+                if values is not None:
+                    check_finite(values, f"setTrialResponse {field_name}")
+            disp, vel, accel = part(frame, 0), part(frame, 1), part(frame, 2)
+            t = part(frame, 4)
+            time = float(t[0]) if t is not None else None
+            site.set_trial(disp, vel, accel, time)
+            last_trial.update(disp=disp, vel=vel if vel is not None else np.zeros(n),
+                              accel=accel if accel is not None else np.zeros(n),
+                              time=time if time is not None else 0.0)
+        elif code == COMMIT_STATE:
+            site.commit()
+        elif code == GET_FORCE:
+            reply = site.force()
+        elif code == GET_INITIAL_STIFF:
+            reply = np.asarray(site.initial_stiffness()).ravel(order="F")
+        elif code == GET_TANGENT_STIFF:
+            reply = np.asarray(site.tangent_stiffness()).ravel(order="F")
+        elif code == GET_DAMP:
+            reply = np.asarray(site.damping()).ravel(order="F")
+        elif code == GET_MASS:
+            reply = np.asarray(site.mass()).ravel(order="F")
+        elif code == GET_DISP:
+            reply = measured_displacement()
+        elif code == GET_VEL:
+            reply = last_trial["vel"]
+        elif code == GET_ACCEL:
+            reply = last_trial["accel"]
+        elif code == GET_TIME:
+            reply = [last_trial["time"]]
+        elif code == GET_DAQ_RESPONSE:
+            parts = (measured_displacement(), last_trial["vel"], last_trial["accel"],
+                     site.force(), [last_trial["time"]])
+            reply = np.concatenate(
+                [np.asarray(p, dtype=float)[:k] for p, k in zip(parts, setup.daq_sizes)]
+                + [np.zeros(0)]
+            )
+        elif code == DIE:
+            pass
+        else:  # OPEN, SETUP, EXECUTE: the OpenFresco site/controller dialects
+            raise OpenFrescoProtocolError(
+                f"command {code} ({name}) is not served by ElementServer: it speaks the "
+                f"element dialect (genericClient / expElement -server)"
+            )
+        return reply
+
+    def _stop_the_test(self, conn: socket.socket, size: int, error: Exception) -> None:
+        """The site raised ``error``: bring it to rest, answer NaN until the client ends,
+        raise :class:`SiteStopped` (module doc)."""
+        rest = None
+        stop = getattr(self.site, "safe_stop", None)
+        if stop is not None:
+            try:
+                rest = str(stop())
+            except Exception as exc:  # noqa: BLE001 - reported, never masks the error
+                rest = f"bringing the site to rest FAILED ({type(exc).__name__}: {exc})"
+        nan_frame = encode_frame(np.full(size, np.nan), size)
+        deadline = time.monotonic() + self.stop_grace_s
+        answered = 0
+        how = ""
+        try:
+            while True:
+                if time.monotonic() > deadline:
+                    how = (f"the client still sent requests {self.stop_grace_s:g} s after the stop "
+                           f"({answered} answered with NaN): disconnected")
+                    break
+                data = receive_frame_bytes(conn, 8 * size, "command frame")
+                code = int(np.frombuffer(data[:8], dtype=FRAME_DTYPE)[0]) if len(data) >= 8 else -1
+                if code == DIE:
+                    how = f"the client sent DIE after {answered} NaN replies"
+                    break
+                if code in _REPLY_CODES:
+                    send_all(conn, nan_frame, what="OpenFresco NaN reply (the test stopped)")
+                    answered += 1
+        except TransportError as exc:
+            how = f"the client closed the connection after {answered} NaN replies ({exc})"
+        raise SiteStopped(f"{type(error).__name__}: {error}", rest, how) from error

@@ -52,7 +52,7 @@ from typing import NamedTuple
 import numpy as np
 
 from rths_ident.transport import tcp
-from rths_ident.transport.errors import TransportError, TransportTimeout
+from rths_ident.transport.errors import RemoteError, TransportError, TransportTimeout
 from rths_ident.transport.openfresco import (
     COMMIT_STATE,
     DEFAULT_DATA_SIZE,
@@ -98,7 +98,13 @@ def setup_for_dialect(dialect: str, n_dof: int, data_size: int = DEFAULT_DATA_SI
 
 
 def decode_daq_reply(data: bytes, data_size: int, n_dof: int) -> DaqReading:
-    """The ``[daqDisp(1..n), daqForce(1..n)]`` reply (from index 0) of one frame."""
+    """The ``[daqDisp(1..n), daqForce(1..n)]`` reply (from index 0) of one frame; a
+    frame of NaN only is an element server that stopped the test
+    (:class:`~rths_ident.transport.errors.RemoteError`)."""
+    raw = decode_frame(data, data_size, what="element server reply", finite=False)
+    if np.all(np.isnan(raw)):
+        raise RemoteError("the element server stopped the test (it answers NaN after a fault on its side, e.g. an "
+                          "actuator limit): see its output and its record")
     frame = decode_frame(data, data_size, what="element server reply")
     if 2 * n_dof > data_size:
         raise OpenFrescoProtocolError(

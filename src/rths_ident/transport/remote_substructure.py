@@ -58,6 +58,14 @@ def stop_server(host: str, port: int, timeout_s: float = 5.0) -> None:
         channel.receive_expect(MessageType.SHUTDOWN)
 
 
+def end_run(host: str, port: int, run: str, timeout_s: float = 5.0) -> None:
+    """Tell the NS server at ``host:port`` that run ``run`` opened its last session (a
+    server serving one run then stops: ``serve ns --once``)."""
+    with FramedChannel(connect(host, port, timeout_s)) as channel:
+        channel.send(MessageType.HELLO, nsm.run_ended_hello(run))
+        channel.receive_expect(MessageType.SHUTDOWN)
+
+
 class RemoteSubstructure:
     """The numerical substructure served at ``host:port`` (module doc).
 
@@ -67,18 +75,21 @@ class RemoteSubstructure:
     model : when given, the server's model name must be equal.
     connect_timeout_s, setup_timeout_s, step_timeout_s : time limits [s] for connecting,
         for the server to build its model, and for each later answer.
+    run : the run this session belongs to (one run may open several sessions: the test
+        and its comparison runs; :func:`end_run` says when it is over). None: the session
+        is a run by itself.
     """
 
     def __init__(self, host: str, port: int, setup: dict | None = None, *, dt: float | None = None,
                  n_interface: int | None = None, model: str | None = None,
                  connect_timeout_s: float = CONNECT_TIMEOUT_S, setup_timeout_s: float = SETUP_TIMEOUT_S,
-                 step_timeout_s: float = STEP_TIMEOUT_S):
+                 step_timeout_s: float = STEP_TIMEOUT_S, run: str | None = None):
         self.address = f"{host}:{port}"
         self.slow_index = 0
         self._layout: list | None = None
         self._closed = False
         self._broken = False
-        hello_out = nsm.client_hello(dict(setup or {}))  # JSON problems before connecting
+        hello_out = nsm.client_hello(dict(setup or {}), run)  # JSON problems before connecting
         self._channel = FramedChannel(connect(host, port, connect_timeout_s))
         try:
             self._channel.sock.settimeout(setup_timeout_s)
@@ -146,6 +157,9 @@ class RemoteSubstructure:
         except TransportError as exc:
             self._broken = True
             raise self._located(exc, "in") from exc
+        except BaseException:  # Ctrl-C mid-exchange: a reply may be half read; close() only closes the socket
+            self._broken = True
+            raise
         self.slow_index += 1
         return values[:n].copy(), log
 
@@ -165,6 +179,9 @@ class RemoteSubstructure:
         except TransportError as exc:
             self._broken = True
             raise self._located(exc, "applying parameters before") from exc
+        except BaseException:
+            self._broken = True
+            raise
 
     def close(self) -> None:
         """End the session (SHUTDOWN, answered by SHUTDOWN) and close the connection;
@@ -241,5 +258,5 @@ class RemoteSubstructure:
         self.close()
 
 
-__all__ = ["CONNECT_TIMEOUT_S", "RemoteSubstructure", "SETUP_TIMEOUT_S", "STEP_TIMEOUT_S", "parse_address",
-           "stop_server"]
+__all__ = ["CONNECT_TIMEOUT_S", "RemoteSubstructure", "SETUP_TIMEOUT_S", "STEP_TIMEOUT_S", "end_run",
+           "parse_address", "stop_server"]

@@ -102,6 +102,27 @@ def test_a_study_stopped_halfway_keeps_its_finished_runs(complete, tmp_path):
     _assert_rows_equal_json(study_rows(record), full, [0, 1, 2])
 
 
+def test_ctrl_c_in_a_study_is_the_operators_stop_counted_in_runs(complete, tmp_path):
+    """Ctrl-C once run 1's row is written: a stop event (not an error) counting the runs
+    finished; the rows stay, equal to the complete study's."""
+    full, _ = complete
+    path = tmp_path / "interrupted.h5"
+
+    def ctrl_c_after_run_1(run, summary):
+        if run == 1:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_study(CFG, test_record=path, on_run=ctrl_c_after_run_1)
+    record = read_test_record(path)
+    n = len(full["plants"])
+    assert not record.complete and not record.errors()
+    assert record.events[-1].kind == "stop" and record.events[-1].step == 2
+    assert record.events[-1].message == (f"stopped by the operator (Ctrl-C) after 2 of {n} runs (the finished runs "
+                                         f"are kept; missing runs: {n - 2})")
+    _assert_rows_equal_json(study_rows(record), full, [0, 1])
+
+
 _KILL_SCRIPT = """
 import os, signal, sys
 from rths_ident.benchmarks.marths.study import StudyConfig, run_study

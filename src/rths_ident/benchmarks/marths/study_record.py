@@ -94,7 +94,8 @@ def study_record_config(cfg, plants: list) -> dict:
 
 class StudyRecorder:
     """The record of one study as it goes (module doc); a context manager: an exception
-    leaving the block is recorded as an error event, the rows so far stay.
+    leaving the block is recorded as an error event (Ctrl-C as a stop event counting the
+    finished runs), the rows so far stay.
 
     path: the ``.h5`` file; cfg: the :class:`~.study.StudyConfig`; plants: the study's
     plants (nominal first); references: ``(time [s], ψ at node 4 (N, 2), ψ of the upper
@@ -170,6 +171,11 @@ class StudyRecorder:
         return self
 
     def __exit__(self, exc_type, exc, traceback) -> bool:
+        if isinstance(exc, KeyboardInterrupt) and not self.writer.closed:  # the operator's stop, counted in runs
+            done = len(self._recorded)
+            self.writer.event("stop", f"stopped by the operator (Ctrl-C) after {done} of {len(self._plants)} runs "
+                              f"(the finished runs are kept; missing runs: {len(self._plants) - done})",
+                              step=done)
         return self.writer.__exit__(exc_type, exc, traceback)
 
 

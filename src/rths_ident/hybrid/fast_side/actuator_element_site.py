@@ -24,7 +24,9 @@ last one before ``commit()`` is kept, like OpenSees' Newton iterations expect):
 
 The tangent the client may ask for is the specimen's initial stiffness (the loop's
 dynamics are not a static tangent). An actuator limit (stroke, velocity, force) raises
-:class:`~rths_ident.hybrid.fast_side.actuator.ActuatorLimitError` at the commit that crossed it.
+:class:`~rths_ident.hybrid.fast_side.actuator.ActuatorLimitError` at the commit that crossed it;
+:meth:`ActuatorElementSite.safe_stop` then brings the actuator to rest (the element
+server calls it before it tells its client).
 """
 
 from __future__ import annotations
@@ -143,6 +145,23 @@ class ActuatorElementSite:
             if code & bit:
                 raise act.ActuatorLimitError(name, float(self._state.limit_value), float(limit),
                                              float(self._state.limit_time), self.history)
+
+    def safe_stop(self, hold_s: float = 0.5, ramp_s: float = 2.0) -> str:
+        """Bring the virtual actuator to rest from the committed state (after a limit):
+        the committed command held ``hold_s`` [s], then ramped linearly to zero over
+        ``ramp_s`` [s], at the controller rate; returns what happened (one sentence)."""
+        dt_fast = 1.0 / self.fast_rate
+        command = float(self.committed_command)
+        state = self._state
+        for n, start, end in ((max(1, round(hold_s * self.fast_rate)), command, command),
+                              (max(1, round(ramp_s * self.fast_rate)), command, 0.0)):
+            state, x_a, force = _compiled_run(n)(self.transfer, state, jnp.float64(start), jnp.float64(end),
+                                                  jnp.float64(dt_fast))
+        self._state = self._trial_state = state
+        self.committed_command = self._trial_command = 0.0
+        return (f"the actuator was brought to rest: command held at {command * 1e3:.4g} mm for {hold_s:g} s, ramped "
+                f"to zero over {ramp_s:g} s; displacement {float(x_a) * 1e3:.4g} mm, specimen force "
+                f"{float(force):.4g} N")
 
     def _stiffness_matrix(self, k: float) -> np.ndarray:
         return k * np.outer(self._pattern, self._pattern)

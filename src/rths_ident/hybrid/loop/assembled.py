@@ -31,6 +31,7 @@ import numpy as np
 
 from rths_ident import exported_programs, stored_arrays
 from rths_ident.errors import ParameterError
+from rths_ident.operator_stop import OperatorStopped, operator_stop_text
 from rths_ident.protocols import Estimate
 from rths_ident.hybrid.loop.engine import (
     LoopAborted,
@@ -234,10 +235,18 @@ def virtual_site(test: HybridTest) -> VirtualSite:
 
 
 def _limit_check(slow_rate: float):
+    """What stops the step-wise loop after a step: an actuator limit, or an identifier
+    whose estimate is no longer finite (it diverged: nothing it says can be trusted, and a
+    test that goes on without it is another test)."""
     def check(log, k):
         code = int(np.max(log["fast"]["limit"]))
         if code:
             return f"actuator limit exceeded (code {code}) in slow step {k} (t = {(k + 1) / slow_rate:.3f} s)"
+        estimate = log.get("update", {}).get("estimate")
+        if estimate is not None and not np.all(np.isfinite(estimate)):
+            values = ", ".join(f"{v:.6g}" for v in np.ravel(estimate))
+            return (f"the online identifier diverged: its estimate is not finite ({values}) in slow step {k} "
+                    f"(t = {(k + 1) / slow_rate:.3f} s)")
         return None
     return check
 
@@ -265,8 +274,15 @@ def run_loop(test: HybridTest, engine: str = "fused", variant: str = "updating",
         if recorder is not None:
             recorder.start(engine)
         start = _time.perf_counter()
-        _, logs = runner(parameters, initial, ag)
-        jax.block_until_ready(logs)
+        try:
+            _, logs = runner(parameters, initial, ag)
+            jax.block_until_ready(logs)
+        except KeyboardInterrupt:  # nothing moves: the record says why it has no step
+            stopped = OperatorStopped(f"{operator_stop_text(None, None)}: the fused engine computes the whole record "
+                                      "in one compiled call (nothing moves on a virtual site); no slow step is kept")
+            if recorder is not None:
+                recorder.record_aborted(stopped)
+            raise stopped from None
         wall = _time.perf_counter() - start
         logs = jax.tree_util.tree_map(np.asarray, logs)
         if recorder is not None:
@@ -289,14 +305,26 @@ def run_loop(test: HybridTest, engine: str = "fused", variant: str = "updating",
         logs = run_stepwise(site, ns, np.asarray(test.ground_accel), updater=updater,
                             check=_limit_check(test.slow_rate), on_step=progress if recorder is None else recorder,
                             pacer=pacer)
-    except LoopAborted as aborted:
+    except (LoopAborted, OperatorStopped) as aborted:
         if recorder is not None:
             recorder.record_aborted(aborted)
+        _close_quietly(ns, site)  # a peer that is gone must not hide why the test stopped
         raise
-    finally:
-        ns.close()
-        site.close()
+    except BaseException:
+        _close_quietly(ns, site)
+        raise
+    ns.close()
+    site.close()
     return logs, _time.perf_counter() - start
+
+
+def _close_quietly(*parts) -> None:
+    """Close each part, ignoring their errors (an error is already on its way)."""
+    for part in parts:
+        try:
+            part.close()
+        except Exception:  # noqa: BLE001
+            pass
 
 
 def _hook(test: HybridTest):

@@ -49,6 +49,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from rths_ident.typed_leaves import canonical_state
+from rths_ident.operator_stop import OperatorStopped, operator_stop_text
 from rths_ident.hybrid.loop.safe_stop import SafeStop, bring_to_rest
 
 
@@ -163,29 +164,56 @@ def run_stepwise(site, ns, ground_accel_slow, *, updater: ModelUpdater | None = 
     ``prepare_realtime()``, if any, runs before the clock starts. When a step fails, ``safe_stop``
     (:class:`~rths_ident.hybrid.loop.safe_stop.SafeStop`; None: leave the site as it is)
     brings the specimen to rest before :class:`LoopAborted` is raised; its error says
-    what failed, at which slow step and test time, and how the specimen was left.
+    what failed, at which slow step and test time, and how the specimen was left. A
+    failing ``on_step`` (the test record cannot be written: a full disk) is such a
+    failure too.
+
+    Ctrl-C (:class:`KeyboardInterrupt`) anywhere in the loop is the operator's stop: the
+    specimen is brought to rest by the same policy (a second Ctrl-C meanwhile does not
+    cut it short) and :class:`~rths_ident.operator_stop.OperatorStopped` is
+    raised with the completed steps. With ``safe_stop=None`` (a computation, e.g. a
+    scenario's reference run, or a site to be left as it is) Ctrl-C goes through as it is.
     """
     per_step: list = []
     ground_accel_slow = np.asarray(ground_accel_slow)
     dt = float(getattr(ns, "dt", np.nan))
     target = ns.initial_target()
 
+    rested: list = []  # the safe stop's result: it runs once, whatever asks for it (a fault, then Ctrl-C)
+
+    def to_rest():
+        if not rested:
+            rested.append(bring_to_rest(site, target, dt, safe_stop))
+        return rested[0]
+
     def abort(message: str, k: int, advice: str | None = None):
         where = f"slow step {k}" + (f" (t = {(k + 1) * dt:.3f} s)" if np.isfinite(dt) else "")
-        stopped = bring_to_rest(site, target, dt, safe_stop)
+        stopped = to_rest()
         kept = f"the {len(per_step)} completed slow steps are kept"
-        text = f"{where} {message}. {stopped.describe()}; {kept}." + (f" What to do: {advice}." if advice else "")
+        said = stopped.summary or stopped.error  # a rig that stopped itself already said how, in its error
+        rest = stopped.describe() if not (said and said in message) else (
+            "The rig brought itself to rest as said" if stopped.at_rest else "The rig could not be brought to rest")
+        text = f"{where} {message}. {rest}; {kept}." + (f" What to do: {advice}." if advice else "")
         return LoopAborted(text, stack_logs(per_step), k, safe_stop_logs=stopped.logs)
+
+    def operator_stop(k: int):
+        t = (k + 1) * dt if np.isfinite(dt) else None
+        stopped = to_rest()
+        text = (f"{operator_stop_text(k, t)}. {stopped.describe()}; the {len(per_step)} completed slow steps "
+                "are kept.")
+        return OperatorStopped(text, stack_logs(per_step), k, t, safe_stop_logs=stopped.logs,
+                               rest=stopped.describe(), at_rest=stopped.at_rest)
 
     # paced: the site learns when each target arrived (the NS's time), if it can use it
     arrival_s = None
     takes_arrival = pacer is not None and "arrival_s" in inspect.signature(site.step).parameters
-    if pacer is not None:
-        prepare = getattr(site, "prepare_realtime", None)
-        if prepare is not None:
-            prepare()
-        pacer.start()
+    k = 0
     try:
+        if pacer is not None:
+            prepare = getattr(site, "prepare_realtime", None)
+            if prepare is not None:
+                prepare()
+            pacer.start()
         for k in range(ground_accel_slow.shape[0]):
             if pacer is not None:
                 pacer.begin_step(k)
@@ -210,13 +238,21 @@ def run_stepwise(site, ns, ground_accel_slow, *, updater: ModelUpdater | None = 
                 message = check(step_log, k)
                 if message:
                     raise abort(f"stopped: {message}", k)
-            target = next_target
             if pacer is not None:
                 pacer.end_step(k, ns_seconds)
                 if takes_arrival:
                     arrival_s = ns_seconds
             if on_step is not None:
-                on_step(k, step_log)
+                try:
+                    on_step(k, step_log)
+                except Exception as exc:  # the record cannot be written (a full disk): stop safely
+                    raise abort(f"stopped: recording the step failed: {type(exc).__name__}: {exc}", k,
+                                getattr(exc, "advice", None)) from exc
+            target = next_target  # the site has the last target it was sent until here (a safe stop holds it)
+    except KeyboardInterrupt as interrupt:
+        if isinstance(interrupt, OperatorStopped) or safe_stop is None:
+            raise
+        raise operator_stop(k) from None
     finally:
         if pacer is not None:
             pacer.stop()  # the garbage collector resumes, also after a fault

@@ -10,7 +10,12 @@ slow step. The virtual site has its own: the actuator's command held and ramped 
 rate transition and the compensator bypassed
 (:mod:`rths_ident.hybrid.fast_side.virtual_safe_stop`), so the virtual actuator and specimen are
 unloaded through their own dynamics (the command returns to zero displacement; a yielded
-specimen keeps its residual force, which is reported).
+specimen keeps its residual force, which is reported). A rig's own safe stop
+(:class:`~rths_ident.rigs.hardware_site.HardwareSite`: hold, then ramp in small moves)
+returns one sentence saying what it did, which the result keeps.
+
+A Ctrl-C while the specimen is brought to rest does not cut the stop short: it prints
+that the test is stopping (:func:`~rths_ident.operator_stop.ctrl_c_deferred`).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import jax
 import numpy as np
 
 from rths_ident.errors import ParameterError
+from rths_ident.operator_stop import ctrl_c_deferred
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,12 +60,19 @@ class SafeStop:
 @dataclasses.dataclass(frozen=True)
 class RestResult:
     """How the specimen was left: ``logs`` (the site's logs while stopping, stacked per
-    slow step; None if nothing ran), ``error`` (why stopping failed, if it did)."""
+    slow step; None if nothing ran), ``error`` (why stopping failed, if it did),
+    ``summary`` (what a rig's own safe stop says it did)."""
 
     policy: SafeStop | None
     logs: dict | None = None
     error: str | None = None
     residual_force: Any = None  # N, at the end of the ramp
+    summary: str | None = None
+
+    @property
+    def at_rest(self) -> bool:
+        """Whether the specimen was brought to rest (False: check the rig by hand)."""
+        return self.policy is not None and self.error is None
 
     def describe(self) -> str:
         if self.policy is None:
@@ -67,6 +80,8 @@ class RestResult:
         if self.error is not None:
             return (f"Bringing the specimen to rest FAILED ({self.error}): check the rig by hand before "
                     f"touching the specimen")
+        if self.summary is not None:
+            return f"The rig's own {self.summary}"
         text = (f"The specimen was brought to rest: command held {self.policy.hold_s:g} s, then ramped to "
                 f"zero over {self.policy.ramp_s:g} s and held at zero {self.policy.settle_s:g} s")
         if self.residual_force is not None:
@@ -76,13 +91,23 @@ class RestResult:
 
 
 def bring_to_rest(site, last_target, dt: float, policy: SafeStop | None) -> RestResult:
-    """Apply ``policy`` to ``site`` after a fault (module doc); never raises."""
+    """Apply ``policy`` to ``site`` after a fault or the operator's stop (module doc);
+    never raises, and a Ctrl-C meanwhile does not interrupt it."""
     if policy is None:
         return RestResult(None)
+    with ctrl_c_deferred():
+        return _bring_to_rest(site, last_target, dt, policy)
+
+
+def _bring_to_rest(site, last_target, dt: float, policy: SafeStop) -> RestResult:
     try:
         own = getattr(site, "safe_stop", None)
         if own is not None:
             logs = own(np.asarray(last_target, dtype=float), dt, policy)
+            if isinstance(logs, str):  # a rig's own safe stop: what it did, in words (``at_rest``: whether it could)
+                if getattr(site, "at_rest", True):
+                    return RestResult(policy, summary=logs)
+                return RestResult(policy, error=logs)
             force = np.asarray(logs["force"])[-1].reshape(-1)[-1:] if logs and "force" in logs else None
             return RestResult(policy, logs, residual_force=force)
         if not (math.isfinite(dt) and dt > 0):
