@@ -5,15 +5,48 @@ import pytest
 from rths_ident.errors import ParameterError
 from rths_ident.rigs.errors import RigLimitError
 from rths_ident.rigs.hardware_site import HardwareSite
-from rths_ident.rigs.site_spec import open_site, parse_site
+from rths_ident.declaration import DeclarationError
+from rths_ident.rigs.site_spec import SITES, open_site, parse_site, site_field
 
 
 def test_parse_site():
     assert parse_site("emulator") == ("emulator", None)
     assert parse_site("serial:/dev/ttyACM0") == ("serial", "/dev/ttyACM0")
-    for bad in ("serial:", "usb", ""):
-        with pytest.raises(ParameterError, match="expected one of emulator, emulator:timed, serial:PORT, direct"):
+    for bad in ("serial:", "usb", "", "virtual", "adapter:127.0.0.1:8090"):  # a rig scenario: the rig's sites only
+        with pytest.raises(ParameterError, match=r"expected one of emulator \| emulator:timed \| direct \| serial:PORT$"):
             parse_site(bad)
+
+
+def _every_site(kind):
+    return True
+
+
+@pytest.mark.parametrize(("spec", "parsed"), [
+    ("virtual", ("virtual", None)), ("emulator:timed", ("emulator:timed", None)), ("direct", ("direct", None)),
+    ("serial:COM3", ("serial", "COM3")), ("openfresco:127.0.0.1:8090", ("openfresco", "127.0.0.1:8090")),
+    ("adapter:lab-pc:44000", ("adapter", "lab-pc:44000")),
+])
+def test_every_registered_site_parses(spec, parsed):
+    assert parse_site(spec, _every_site) == parsed
+
+
+@pytest.mark.parametrize("bad", ["adapter:127.0.0.1", "openfresco:127.0.0.1:0", "openfresco:127.0.0.1:65536",
+                                 "openfresco::8090", "virtual:1", "emulator:fast", "SERIAL:COM3"])
+def test_a_malformed_site_names_every_form(bad):
+    forms = " | ".join(kind.form for kind in SITES.values())
+    with pytest.raises(ParameterError, match="expected one of " + forms.replace("|", r"\|")):
+        parse_site(bad, _every_site, where="specimen.site =")
+
+
+def test_the_site_field_accepts_what_the_test_can_run_on():
+    """The test-file field's choices come from the registry: a rig scenario's field refuses
+    an element server, a frame's accepts it (DeclarationError names the field and the forms)."""
+    rig_field, any_field = site_field(lambda kind: kind.rig), site_field()
+    assert rig_field.choices == ("emulator", "emulator:timed", "direct") and rig_field.open_doc == "serial:PORT"
+    assert any_field.open_doc == "serial:PORT | openfresco:HOST:PORT | adapter:HOST:PORT"
+    assert any_field.coerce("adapter:127.0.0.1:8090") == "adapter:127.0.0.1:8090"
+    with pytest.raises(DeclarationError, match="specimen.site.*serial:PORT"):
+        rig_field.coerce("adapter:127.0.0.1:8090")
 
 
 def test_direct_site_is_exact_and_keeps_the_rig_limits():

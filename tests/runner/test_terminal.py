@@ -41,6 +41,30 @@ def test_a_shorter_line_covers_the_longer_one():
     assert len(second) == len(first) and second.endswith("ETA 1.0 s  ")
 
 
+def test_a_search_writes_a_line_per_iteration_into_a_log():
+    """calibrate's events on a stream that is not a terminal: one line per iteration, with
+    the best objective so far; the ETA from the first iteration on (2 s per iteration
+    since iteration 1 → 8 left take 16 s)."""
+    from rths_ident.runner.events import EventStream
+    from rths_ident.runner.terminal import TerminalView
+
+    out = io.StringIO()
+    view = TerminalView(stream=out, interactive=False)
+    stream = EventStream(view)
+    progress = stream.iterations_callback(10, "calibrate damb", "best mean J2 [%]")
+    clock = _Clock(0.0, 5.0, 7.0)
+    view._studies["calibrate damb"] = StudyProgress(stream=out, clock=clock, label="calibrate damb",
+                                                     redraw=False, unit="iterations")
+    progress(1, 2.5)
+    progress(2, 1.23456)
+    assert "\r" not in out.getvalue()
+    assert out.getvalue().splitlines() == [
+        "  calibrate damb [###...........................] 1/10 iterations, 5.0 s elapsed, ETA 45.0 s, "
+        "best mean J2 [%] 2.5",
+        "  calibrate damb [######........................] 2/10 iterations, 7.0 s elapsed, ETA 16.0 s, "
+        "best mean J2 [%] 1.235"]
+
+
 @pytest.mark.slow
 def test_the_cli_prints_progress_per_batch(tmp_path, capsys):
     from rths_ident.cli import main

@@ -91,3 +91,16 @@ def test_list_and_per_test_help(capsys):
     assert main(["run", "rc-frame", "--help"]) == 0
     help_text = capsys.readouterr().out
     assert "--ns-model" in help_text and "--initial-error" not in help_text and "--batch" not in help_text
+
+
+def test_a_kind_of_its_own_is_written_at_its_defaults(tmp_path, capsys):
+    """``new --from shear-frame``: your own frame, every field at its default (the file is
+    the kind's rendering under the file's name), a valid test."""
+    path = tmp_path / "my_own.toml"
+    assert main(["new", str(path), "--from", "shear-frame"]) == 0
+    assert "a shear-frame test at its defaults" in capsys.readouterr().out
+    assert path.read_text() == render_kind("shear-frame", None, "my_own")
+    assert main(["check", str(path)]) == 0  # runs as written: tests/scenarios/test_shear_frame.py runs the kind
+    assert "a valid shear-frame test" in capsys.readouterr().out
+    assert main(["new", str(tmp_path / "x.toml"), "--from", "my-frame"]) == 1
+    assert "or a test kind (shear-frame)" in capsys.readouterr().err

@@ -51,28 +51,13 @@ def report(result: dict) -> str:
     return "\n".join(lines)
 
 
-class _Progress:
-    def __init__(self, total: int):
-        self.total, self.bar = total, None
-
-    def __call__(self, iteration: int, best: float) -> None:
-        if self.bar is None:
-            from tqdm import tqdm  # noqa: PLC0415
-
-            self.bar = tqdm(total=self.total, unit="iteration", file=sys.stderr, leave=False)
-        self.bar.update(1)
-        self.bar.set_postfix_str(f"best mean J2 {best:.4g} %")
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-
-
 def _calibrate(args: argparse.Namespace) -> int:
     from rths_ident.calibration.study import calibrate  # noqa: PLC0415
     from rths_ident.cli.endings import EXIT_INTERRUPTED  # noqa: PLC0415
     from rths_ident.operator_stop import OperatorStopped  # noqa: PLC0415
     from rths_ident.output_paths import check_output_file, check_output_folder  # noqa: PLC0415
+    from rths_ident.runner.events import EventStream  # noqa: PLC0415
+    from rths_ident.runner.terminal import TerminalView  # noqa: PLC0415
 
     # every output path checked before the work (as run/fit do)
     plots = check_output_folder("--plots", args.plots) if args.plots else None
@@ -81,7 +66,8 @@ def _calibrate(args: argparse.Namespace) -> int:
                              fast_rate=args.fast_rate, slow_rate=args.slow_rate,
                              sensor_noise=not args.ideal_sensors)
     start = _start_gains(args)
-    progress = _Progress(args.iterations)
+    events = EventStream(TerminalView(quiet=args.quiet))
+    progress = events.iterations_callback(args.iterations, f"calibrate {args.compensator}", "best mean J2 [%]")
     interrupted = None
     try:
         result = calibrate(args.compensator, n_specimens=args.specimens, n_holdout=args.holdout,
@@ -89,8 +75,6 @@ def _calibrate(args: argparse.Namespace) -> int:
                            seed=args.seed, settings=settings, start=start, progress=progress)
     except OperatorStopped as stopped:  # the best gains so far, scored
         interrupted, result = stopped, stopped.partial
-    finally:
-        progress.close()
     print(report(result))
     if plots is not None:
         from rths_ident.calibration.plots import plot_study  # noqa: PLC0415
@@ -162,4 +146,5 @@ def add_calibrate_command(subparsers: argparse._SubParsersAction) -> None:
                              "its best gains so far): a new search from there")
     parser.add_argument("--json", metavar="OUT.json", default=None)
     parser.add_argument("--plots", metavar="DIR", default=None)
+    parser.add_argument("--quiet", action="store_true", help="no progress line (the report still prints)")
     parser.set_defaults(func=_calibrate)

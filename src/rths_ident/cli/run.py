@@ -264,7 +264,7 @@ def add_run_command(subparsers: argparse._SubParsersAction) -> None:
 
 def _new(args: argparse.Namespace) -> int:
     from rths_ident.output_paths import check_output_file  # noqa: PLC0415
-    from rths_ident.scenarios.kinds import SHIPPED_TESTS, render_kind, shipped_test_file  # noqa: PLC0415
+    from rths_ident.scenarios.kinds import SHIPPED_TESTS, TEST_KINDS, render_kind, shipped_test_file  # noqa: PLC0415
 
     path = Path(args.file)
     if path.suffix.lower() != ".toml":
@@ -272,16 +272,22 @@ def _new(args: argparse.Namespace) -> int:
     if path.exists() and not args.force:
         raise ParameterError(f"{path} exists: choose another name, or --force to replace it")
     check_output_file("FILE", str(path))
-    if args.source not in SHIPPED_TESTS:
-        raise ParameterError(f"--from {args.source!r}: expected one of {' | '.join(SHIPPED_TESTS)}")
-    from rths_ident.declaration import resolve_values  # noqa: PLC0415
-    from rths_ident.scenarios.kinds import kind_of  # noqa: PLC0415
+    if args.source in SHIPPED_TESTS:
+        from rths_ident.declaration import resolve_values  # noqa: PLC0415
+        from rths_ident.scenarios.kinds import kind_of  # noqa: PLC0415
 
-    source = shipped_test_file(args.source)
-    kind_name, kind = kind_of(source)
-    values, _ = resolve_values(kind.fields, source)
-    path.write_text(render_kind(kind_name, values, path.stem), encoding="utf-8")
-    print(f"test file → {path} (a {kind_name} test as shipped: edit it, then 'rths-ident check {path}' and "
+        source = shipped_test_file(args.source)
+        kind_name, kind = kind_of(source)
+        values, _ = resolve_values(kind.fields, source)
+        path.write_text(render_kind(kind_name, values, path.stem), encoding="utf-8")
+        what = f"a {kind_name} test as shipped"
+    elif args.source in TEST_KINDS:  # a kind of its own (shear-frame): every field at its default
+        path.write_text(render_kind(args.source, None, path.stem), encoding="utf-8")
+        what = f"a {args.source} test at its defaults"
+    else:
+        raise ParameterError(f"--from {args.source!r}: expected a shipped test ({' | '.join(SHIPPED_TESTS)}) or a "
+                             f"test kind ({' | '.join(k for k in TEST_KINDS if k not in SHIPPED_TESTS)})")
+    print(f"test file → {path} ({what}: edit it, then 'rths-ident check {path}' and "
           f"'rths-ident run {path}')")
     return 0
 
@@ -309,10 +315,12 @@ def add_new_command(subparsers: argparse._SubParsersAction) -> None:
     """Register ``rths-ident new``."""
     parser = subparsers.add_parser("new", help="write a test file to edit (a shipped test, commented)",
                                    description="Write a commented test file: a complete test that runs as "
-                                   "written (a shipped one), every field with its unit and allowed values.")
+                                   "written (a shipped one, or your own frame: --from shear-frame), every field with "
+                                   "its unit and allowed values.")
     parser.add_argument("file", metavar="FILE.toml")
     parser.add_argument("--from", dest="source", default="lugre-frame", metavar="TEST",
-                        help="the shipped test to start from (default lugre-frame; rths-ident run --list)")
+                        help="the shipped test to start from (default lugre-frame; rths-ident run --list), or "
+                        "a test kind at its defaults: shear-frame (your own frame of registered column models)")
     parser.add_argument("--force", action="store_true", help="replace FILE.toml if it exists")
     parser.set_defaults(func=_new)
 

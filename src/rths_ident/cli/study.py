@@ -60,7 +60,8 @@ def run_study_command(args: argparse.Namespace) -> int:
     from rths_ident.dask_cluster import check_address  # noqa: PLC0415
     from rths_ident.operator_stop import OperatorStopped  # noqa: PLC0415
     from rths_ident.output_paths import check_output_file  # noqa: PLC0415
-    from rths_ident.runner.terminal import StudyProgress, _is_terminal  # noqa: PLC0415
+    from rths_ident.runner.events import EventStream  # noqa: PLC0415
+    from rths_ident.runner.terminal import TerminalView  # noqa: PLC0415
     from rths_ident.scenarios.study import run_study  # noqa: PLC0415
 
     plan, done, resumed = _plan(args)
@@ -72,7 +73,7 @@ def run_study_command(args: argparse.Namespace) -> int:
         again = f" ({len(done)} finished before, resumed from {resumed})" if resumed else ""
         print(f"study of {plan.source}: {len(plan.runs)} runs varying {', '.join(plan.varied)}{again}"
               + (f" on the Dask cluster {args.dask}" if args.dask else ""), file=sys.stderr)
-    progress = None if args.quiet else StudyProgress(label="study", redraw=_is_terminal(sys.stderr))
+    progress = EventStream(TerminalView(quiet=args.quiet)).runs_callback("study")
     try:
         result = run_study(plan, dask=args.dask, progress=progress, done=done,
                            on_run=lambda partial: _write_json(partial, json_path))

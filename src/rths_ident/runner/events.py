@@ -17,7 +17,7 @@ import dataclasses
 import sys
 from typing import Any, Callable
 
-__all__ = ["Event", "PhaseEnded", "StepDone", "RunsDone", "Note", "RunEnded", "EventStream"]
+__all__ = ["Event", "PhaseEnded", "StepDone", "RunsDone", "IterationDone", "Note", "RunEnded", "EventStream"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,6 +50,18 @@ class RunsDone(Event):
     done: int
     total: int
     label: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class IterationDone(Event):
+    """A search (``calibrate``): iteration ``done`` of ``total`` finished; ``best`` is the
+    best objective so far, ``what`` names it (e.g. ``best mean J2 [%]``)."""
+
+    done: int
+    total: int
+    best: float
+    label: str = "search"
+    what: str = "best"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -113,5 +125,14 @@ class EventStream:
 
         def progress(done: int, total: int) -> None:
             self.emit(RunsDone(done, total, label))
+
+        return progress
+
+    def iterations_callback(self, total: int, label: str = "search",
+                            what: str = "best") -> Callable[[int, float], None]:
+        """``progress(iteration, best)`` for a search of ``total`` iterations."""
+
+        def progress(done: int, best: float) -> None:
+            self.emit(IterationDone(done, total, float(best), label, what))
 
         return progress

@@ -11,6 +11,10 @@ machine) or chunk (Dask cluster)::
 
     marths [############..................] 8/21 runs, 12.4 s elapsed, ETA 19.1 s
 
+and a search's (``calibrate``), after every iteration, with the best objective so far::
+
+    calibrate damb [######................] 8/30 iterations, 4.1 s elapsed, ETA 11.3 s, best mean J2 [%] 1.234
+
 The first batch carries the compilation of the loop, so the ETA is measured from the
 first batch on: (runs left) × (seconds since the first batch) / (runs done since). After
 the first batch alone it is (runs left) × elapsed / (runs done), an overestimate. On a Dask
@@ -34,8 +38,9 @@ class StudyProgress:
 
     width = 30
 
-    def __init__(self, stream=None, clock=_time.monotonic, label: str = "marths", redraw: bool = True):
-        self.label, self.redraw = label, redraw
+    def __init__(self, stream=None, clock=_time.monotonic, label: str = "marths", redraw: bool = True,
+                 unit: str = "runs"):
+        self.label, self.redraw, self.unit = label, redraw, unit
         self.stream = sys.stderr if stream is None else stream
         self.clock = clock
         self.started = clock()
@@ -50,12 +55,12 @@ class StudyProgress:
 
     def line(self, done: int, total: int, now: float) -> str:
         filled = self.width * done // max(total, 1)
-        return (f"  {self.label} [{'#' * filled}{'.' * (self.width - filled)}] {done}/{total} runs, "
+        return (f"  {self.label} [{'#' * filled}{'.' * (self.width - filled)}] {done}/{total} {self.unit}, "
                 f"{now - self.started:.1f} s elapsed, ETA {self.eta_s(done, total, now):.1f} s")
 
-    def __call__(self, done: int, total: int) -> None:
+    def __call__(self, done: int, total: int, suffix: str = "") -> None:
         now = self.clock()
-        text = self.line(done, total, now)
+        text = self.line(done, total, now) + suffix
         if self.first is None:
             self.first = (done, now)
         if not self.redraw:
@@ -93,6 +98,11 @@ class TerminalView:
             if label not in self._studies:
                 self._studies[label] = StudyProgress(stream=self.stream, label=label, redraw=self.interactive)
             self._studies[label](event.done, event.total)
+        elif isinstance(event, events.IterationDone):
+            if event.label not in self._studies:
+                self._studies[event.label] = StudyProgress(stream=self.stream, label=event.label,
+                                                           redraw=self.interactive, unit="iterations")
+            self._studies[event.label](event.done, event.total, f", {event.what} {event.best:.4g}")
         elif isinstance(event, events.Note):
             self.close_bar()
             print(event.text, file=self.stream)

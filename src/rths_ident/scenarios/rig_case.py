@@ -43,7 +43,7 @@ from rths_ident.rigs.calibration import KINEMATIC_MODELS, SEED002_FORCE_LIMIT_N,
 from rths_ident.rigs.emulator import VirtualSpecimen
 from rths_ident.rigs.errors import RigError, RigUnavailable
 from rths_ident.rigs.hardware_site import MODES, RigLimits, ServoRigCalibration
-from rths_ident.rigs.site_spec import open_site, parse_site
+from rths_ident.rigs.site_spec import open_site, parse_site, site_field
 from rths_ident.structures.partitioned_newmark import (
     PartitionedNewmark,
     check_partitioned_time_step,
@@ -163,11 +163,7 @@ def rig_fields(cases: tuple, extra: list[Field] = ()) -> list[Field]:
         Field("record.duration", "duration", "seconds to run (leave out: the case's own length)", unit="s",
               low=1e-9, optional=True, option="--duration"),
         *extra,
-        Field("specimen.site", "site", "the physical side: emulator (the seed 002 board emulated on a "
-              "pseudo-terminal), emulator:timed (with the servo's real pace), serial:PORT (a real board), direct "
-              "(no rig: the specimen's force computed exactly)", kind=str, choices=("emulator", "emulator:timed",
-              "direct"), open_choices=lambda v: isinstance(v, str) and v.startswith("serial:"),
-              open_doc="serial:PORT", option="--site"),
+        site_field(lambda kind: kind.rig, option="--site"),
         Field("specimen.inertia", "specimen_inertia", "the specimen's mass M_e measured on the rig, or carried by the "
               "numerical model (pseudo-dynamic practice)", kind=str, choices=INERTIA_MODES,
               option="--specimen-inertia"),

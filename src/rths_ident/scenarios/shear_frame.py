@@ -45,6 +45,7 @@ from rths_ident.hybrid.fast_side import actuator as act
 from rths_ident.hybrid.loop.model_updating import UpdateGuards
 from rths_ident.models import ElementInputs
 from rths_ident.models.registry import MODELS
+from rths_ident.rigs.site_spec import SITES, parse_site, site_field
 from rths_ident.runner.options import RunOptions
 from rths_ident.scenarios import fields, frame_case
 from rths_ident.scenarios.frame_case import ColumnUnderTest, FrameTestConfig
@@ -53,32 +54,12 @@ from rths_ident.structures.integrators import native_integrator_names
 
 SCENARIO = "shear-frame"
 UPDATING_MODES = ("ukf", "none", "oracle")
-SITES = ("virtual", "emulator", "emulator:timed", "direct")
 #: the model and parameters a new shear-frame test starts from: a bench-scale bilinear
 #: column (seed 002's rig: 10 mm stroke, 16.7 N) — k [N/m], f_y [N], b [-]
 DEFAULT_MODEL = "bilinear"
 DEFAULT_PARAMS = (("k", 1540.0), ("fy", 8.0), ("b", 0.05))
 #: RLS memory [s]: the forgetting factor per sample is 1 − 1/(memory · identifier rate)
 RLS_MEMORY_S = 10.0
-
-
-#: sites reached over TCP with the OpenFresco protocol: the prefix -> the client's dialect
-#: (openfresco: an OpenFresco SimAppSiteServer or ``rths-ident serve site``; adapter: an
-#: OpenSees ``adapter`` element, whose model is the specimen)
-REMOTE_SITES = {"openfresco": "simapp", "adapter": "adapter"}
-
-
-def _site_value(value) -> bool:
-    """``serial:PORT``, ``openfresco:HOST:PORT`` or ``adapter:HOST:PORT``."""
-    if not isinstance(value, str):
-        return False
-    prefix, _, rest = value.partition(":")
-    if prefix == "serial":
-        return bool(rest)
-    if prefix in REMOTE_SITES:
-        host, _, port = rest.rpartition(":")
-        return bool(host) and port.isdigit() and 1 <= int(port) <= 65535
-    return False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -121,8 +102,7 @@ class ShearFrameConfig(FrameTestConfig):
         unknown = [n for n in params if n not in names]
         if unknown:
             self.bad("column_params", f"fields of {self.column_model}: {', '.join(names)}")
-        if self.site not in SITES and not _site_value(self.site):
-            self.bad("site", " | ".join(SITES) + " | serial:PORT | openfresco:HOST:PORT | adapter:HOST:PORT")
+        parse_site(self.site, allowed=lambda kind: True, where=f"{SCENARIO} site =")
         if self.identifier not in IDENTIFIERS:
             self.bad("identifier", IDENTIFIERS.choices())
         applies_to = IDENTIFIERS[self.identifier].models
@@ -150,6 +130,7 @@ class ShearFrameConfig(FrameTestConfig):
 
     @property
     def on_a_rig(self) -> bool:
+        """Whether the physical side is not the virtual fast side (a rig, an element server)."""
         return self.site != "virtual"
 
 
@@ -181,12 +162,7 @@ def fields_for(model_name: str | None) -> list[Field]:
         *fields.test_fields(kind_names), *fields.record_fields(), *fields.rate_fields(),
         *frame_case.structure_fields("floor mass", False),
         *fields.substructure_fields(native_integrator_names()),
-        Field("specimen.site", "site", "the physical side: virtual (actuator + specimen model), emulator (seed "
-              "002's board emulated on a pseudo-terminal, the specimen model behind it), emulator:timed, "
-              "serial:PORT (a real board), direct (no rig: the model's force at the target), "
-              "openfresco:HOST:PORT (an OpenFresco site server or rths-ident serve site), adapter:HOST:PORT (an "
-              "OpenSees adapter element)", kind=str, choices=SITES, open_choices=_site_value,
-              open_doc="serial:PORT | openfresco:HOST:PORT | adapter:HOST:PORT", option="--site"),
+        site_field(option="--site"),
         Field("specimen.model", "column_model", "the columns' model (every column; one is tested)", kind=str,
               choices=MODELS, option="--model"),
         *_model_fields(model_name),
@@ -290,14 +266,14 @@ def open_rig_site(cfg: ShearFrameConfig, column: ColumnUnderTest):
 
     dt = 1.0 / cfg.slow_rate
     identifier = column.identifier if column.param_names else None
-    prefix, _, address = cfg.site.partition(":")
-    if prefix in REMOTE_SITES:
+    name, address = parse_site(cfg.site, allowed=lambda kind: True)
+    if SITES[name].dialect:
         from rths_ident.transport.openfresco_client import OpenFrescoClient  # noqa: PLC0415
         from rths_ident.transport.remote_site import RemoteElementSite  # noqa: PLC0415
         from rths_ident.transport.remote_substructure import parse_address  # noqa: PLC0415
 
         host, port = parse_address(address)
-        client = OpenFrescoClient.connect(host, port, 1, dialect=REMOTE_SITES[prefix], wait_for_server_s=10.0)
+        client = OpenFrescoClient.connect(host, port, 1, dialect=SITES[name].dialect, wait_for_server_s=10.0)
         return RigLoopSite(RemoteElementSite(client, dt), identifier, dt)
     stack = contextlib.ExitStack()
     specimen = HystereticSpecimen(column.model, column.specimen, test_dt=dt)
