@@ -31,6 +31,9 @@ def test_output_folder_rules(tmp_path):
     (tmp_path / "f.png").write_text("x")
     with pytest.raises(OutputPathError, match=r"--plots .*f\.png: is an existing file, not a folder"):
         check_output_folder("--plots", tmp_path / "f.png")
+    with pytest.raises(OutputPathError, match=r"--plots .*loops\.png: names a file; give a folder"):
+        check_output_folder("--plots", tmp_path / "loops.png")  # new, named like a file
+    assert not (tmp_path / "loops.png").exists()
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root may write anywhere")
@@ -74,8 +77,11 @@ def test_fit_checks_outputs_before_the_fit(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(offline, "fit", lambda *a, **k: pytest.fail("fitted before checking --json"))
     assert main(["fit", "--dataset", "kunnath", "--json", str(tmp_path), "--quiet"]) == 1
     assert "--json" in capsys.readouterr().err
-    assert main(["fit", "--dataset", "kunnath", "--plot", str(tmp_path / "no" / "x.png"), "--quiet"]) == 1
+    assert main(["fit", "--dataset", "kunnath", "--plots", str(tmp_path / "no" / "figures"), "--quiet"]) == 1
     assert "does not exist" in capsys.readouterr().err
+    # the old --plot FILE.png (argparse reads it as --plots): a file name where a folder goes
+    assert main(["fit", "--dataset", "kunnath", "--plot", str(tmp_path / "x.png"), "--quiet"]) == 1
+    assert "--plots" in capsys.readouterr().err and not (tmp_path / "x.png").exists()
 
 
 def test_datasets_show_checks_the_plot_path(tmp_path, capsys):

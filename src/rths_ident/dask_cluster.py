@@ -27,6 +27,7 @@ import os
 import signal
 import threading
 
+from rths_ident import extras
 from rths_ident.errors import ParameterError
 
 __all__ = ["DaskExecutor", "check_address"]
@@ -62,11 +63,12 @@ _WORKER_LOG_LEVEL = "DASK_LOGGING__DISTRIBUTED"
 
 
 def check_address(address: str) -> str:
-    """``"local"`` or ``tcp://HOST:PORT``; anything else is refused before work starts."""
-    if address == "local":
-        return address
-    if not address.startswith("tcp://") or ":" not in address[len("tcp://"):]:
+    """``"local"`` or ``tcp://HOST:PORT`` with the 'cluster' extra installed; anything
+    else is refused before work starts (a :class:`ParameterError`, or
+    :class:`~rths_ident.errors.MissingExtra` naming the extra)."""
+    if address != "local" and (not address.startswith("tcp://") or ":" not in address[len("tcp://"):]):
         raise ParameterError(f"--dask must be 'local' or a scheduler address tcp://HOST:PORT; got {address!r}")
+    extras.require("cluster", f"--dask {address}")
     return address
 
 
@@ -111,10 +113,7 @@ class DaskExecutor:
         self.client = None
 
     def __enter__(self) -> "DaskExecutor":
-        try:
-            from distributed import Client, LocalCluster  # noqa: PLC0415
-        except ImportError as exc:  # pragma: no cover - the dependency is declared
-            raise ParameterError("--dask needs dask.distributed: pip install 'rths_ident[cluster]'") from exc
+        from distributed import Client, LocalCluster  # noqa: PLC0415  (the 'cluster' extra: check_address)
         if self.address == "local":
             with _workers_ignore_ctrl_c():
                 self._cluster = LocalCluster(n_workers=self.n_workers, threads_per_worker=1, processes=True,

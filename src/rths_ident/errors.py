@@ -4,7 +4,9 @@
   range (the message names the field and the range);
 * :class:`DataFileError` — a data file that cannot be read, naming the file, the column
   and the line or row;
-* :class:`UnknownDatasetError` — a dataset name that is not shipped.
+* :class:`UnknownDatasetError` — a dataset name that is not shipped;
+* :class:`MissingExtra` — what was asked needs a part of the install that is not there
+  (an optional extra, or a system library); :mod:`rths_ident.extras` raises it.
 
 The operator's stop (Ctrl-C) has its own ground-floor module: :mod:`rths_ident.operator_stop`.
 """
@@ -70,3 +72,11 @@ class UnknownDatasetError(ValueError):
         super().__init__(
             f"unknown {what} {name!r}; valid names: {', '.join(self.valid_names)}"
         )
+
+
+class MissingExtra(ImportError):
+    """What was asked needs something this install does not have: an optional extra of
+    the package (``pip install 'rths_ident[cluster]'``) or a system library (OpenSeesPy's
+    BLAS/LAPACK). The message is one line: what asked for it, what it needs, and the
+    command that installs it. An :class:`ImportError`, so code that already handles a
+    missing module handles this one too."""

@@ -8,7 +8,8 @@ it. The rules (one message naming the option and the path):
   the path must not be an existing folder;
 * an output **folder** (``--plots``): an existing folder (writable), or a new one whose
   parent exists — only the last level is created, never a tree of missing folders
-  (a typing error would otherwise scatter results where nobody looks).
+  (a typing error would otherwise scatter results where nobody looks); a new one is not
+  named like a file (``--plots fit.png`` is a file name given where a folder goes).
 """
 
 from __future__ import annotations
@@ -33,8 +34,11 @@ def _existing_writable_folder(option: str, path: Path, folder: Path, what: str) 
         raise OutputPathError(f"{option} {path}: the folder {folder} is not writable")
 
 
+#: suffixes of the files the commands write: a new output folder is not named so
+FILE_SUFFIXES = (".png", ".pdf", ".svg", ".json", ".csv", ".h5", ".mat", ".txt", ".toml")
+
 #: the file name suggested when an option is given a folder
-EXAMPLE_FILE_NAMES = {"--test-record": "test_record.h5", "--plot": "fit.png"}
+EXAMPLE_FILE_NAMES = {"--test-record": "test_record.h5", "--plot": "plot.png"}
 
 
 def check_output_file(option: str, path: str | os.PathLike, will_exist: Path | None = None) -> Path:
@@ -63,5 +67,8 @@ def check_output_folder(option: str, path: str | os.PathLike) -> Path:
         if not os.access(target, os.W_OK | os.X_OK):
             raise OutputPathError(f"{option} {path}: the folder is not writable")
         return target
+    if target.suffix.lower() in FILE_SUFFIXES:
+        raise OutputPathError(f"{option} {path}: names a file; give a folder (the figures go into it), "
+                              f"e.g. {target.with_suffix('')}")
     _existing_writable_folder(option, target, target.parent, "missing parent folders")
     return target

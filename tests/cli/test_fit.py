@@ -1,4 +1,4 @@
-"""``rths-ident fit`` end to end: shipped test with --json/--plot, a CSV in mm/kN, and
+"""``rths-ident fit`` end to end: shipped test with --json/--plots, a CSV in mm/kN, and
 the error messages for bad input files."""
 
 import json
@@ -16,9 +16,9 @@ def _nrmse_range(fitted, measured):
 
 
 def test_shipped_test_end_to_end_with_json_and_plot(tmp_path, capsys):
-    out_json, out_png = tmp_path / "fit.json", tmp_path / "loops.png"
+    out_json, plots = tmp_path / "fit.json", tmp_path / "figures"
     code = main(["--dataset", "daniel", "--model", "bilinear", "--method", "nls", "--starts", "2",
-                 "--json", str(out_json), "--plot", str(out_png)])
+                 "--json", str(out_json), "--plots", str(plots)])
     assert code == 0
     captured = capsys.readouterr()
     assert "model bilinear, method nls" in captured.out and "force NRMSE" in captured.out
@@ -37,7 +37,8 @@ def test_shipped_test_end_to_end_with_json_and_plot(tmp_path, capsys):
     assert payload["nrmse_percent"] == pytest.approx(_nrmse_range(recomputed, f), rel=1e-9)
     assert payload["nrmse_rms_percent"] == pytest.approx(
         np.sqrt(np.mean((recomputed - f) ** 2)) / np.sqrt(np.mean(f**2)) * 100, rel=1e-9)
-    assert out_png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (plots / "fit_loops.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert f"plot → {plots / 'fit_loops.png'}" in captured.out and f"fit → {out_json}" in captured.out
 
 
 def test_csv_in_mm_and_kn_with_renamed_columns(tmp_path, capsys):
@@ -128,15 +129,15 @@ def test_linear_specimen_static_and_logdec(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_bayes_through_the_command_writes_posterior_and_plots(tmp_path):
-    out_json, out_png = tmp_path / "b.json", tmp_path / "b.png"
+    out_json = tmp_path / "b.json"
     assert main(["--dataset", "daniel", "--model", "lugre", "--method", "bayes", "--draws", "100",
-                 "--warmup", "100", "--chains", "2", "--json", str(out_json), "--plot", str(out_png),
+                 "--warmup", "100", "--chains", "2", "--json", str(out_json), "--plots", str(tmp_path),
                  "--quiet"]) == 0
     payload = json.loads(out_json.read_text())
     for name in ("sigma0", "Fc", "sigma3", "noise_std"):
         assert set(payload["posterior"][name]) == {"mean", "sd", "hdi_3%", "hdi_97%", "r_hat", "ess_bulk"}
         assert payload["posterior"][name]["sd"] > 0
-    for path in (out_png, tmp_path / "b_trace.png", tmp_path / "b_pair.png"):
+    for path in (tmp_path / "fit_loops.png", tmp_path / "posterior_trace.png", tmp_path / "posterior_pair.png"):
         assert path.read_bytes()[:4] == b"\x89PNG"
 
 

@@ -1,10 +1,9 @@
 """The native integrators against OpenSeesPy for a linear 3-DOF shear building under El
 Centro 1940 (same integrator on both sides), the interface-force path, parameter
-updating, and the import error message."""
+updating (the import error message: tests/test_extras.py)."""
 
 from __future__ import annotations
 
-import builtins
 import dataclasses
 
 import numpy as np
@@ -22,7 +21,7 @@ from rths_ident.structures import (
 pytestmark = pytest.mark.opensees
 pytest.importorskip("openseespy.opensees")
 
-from rths_ident.structures.opensees_adapter import OpenSeesShearBuilding, import_opensees  # noqa: E402
+from rths_ident.structures.opensees_adapter import OpenSeesShearBuilding  # noqa: E402
 
 
 def building_and_damping():
@@ -109,16 +108,3 @@ def test_wiped_model_refuses_to_step():
     with pytest.raises(RuntimeError, match="one model per process"):
         first.step()
     second.close()
-
-
-def test_import_error_mentions_system_blas(monkeypatch):
-    real_import = builtins.__import__
-
-    def failing_import(name, *args, **kwargs):
-        if name.startswith("openseespy"):
-            raise ImportError("libblas.so.3: cannot open shared object file")
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", failing_import)
-    with pytest.raises(ImportError, match="apt-get install libblas3 liblapack3"):
-        import_opensees()

@@ -22,19 +22,20 @@ import rths_ident
 from rths_ident import __version__
 from rths_ident.cli.endings import EXIT_INTERRUPTED, EXIT_USER_ERROR, quiet_stdout
 from rths_ident.cli.parsing import ArgumentParser
-from rths_ident.errors import ParameterError
-from rths_ident.errors import DataFileError, UnknownDatasetError
+from rths_ident.errors import DataFileError, MissingExtra, ParameterError, UnknownDatasetError
 from rths_ident.operator_stop import first_ctrl_c_only
 
 PROGRAM = "rths-ident"
 
 
 #: Exceptions reported as a message without traceback. OSError covers files the user
-#: names (an output folder that does not exist, a file without permission).
+#: names (an output folder that does not exist, a file without permission);
+#: MissingExtra a part of the install that what was asked needs (:mod:`rths_ident.extras`).
 USER_ERRORS: tuple[type[BaseException], ...] = (
     DataFileError,
     ParameterError,
     UnknownDatasetError,
+    MissingExtra,
     OSError,
 )
 

@@ -9,6 +9,11 @@ import argparse
 import json
 from pathlib import Path
 
+from rths_ident.cli.common_options import add_json_option
+
+#: the figures ``--only`` picks from (all by default)
+FIGURES = ("engines", "batch", "components", "ukf", "opensees", "calibrate")
+
 
 def machine() -> dict:
     """What the figures were measured on: CPU model, cores, Python, JAX, jaxlib, OpenSeesPy,
@@ -37,19 +42,34 @@ def machine() -> dict:
             "small_loop_kernels": small_loop_kernels.active(), "xla_flags": os.environ.get("XLA_FLAGS", "")}
 
 
+def _check_before_work(args: argparse.Namespace, which: set[str]) -> Path | None:
+    """The options, the output file and what the chosen figures need from the install
+    (the 'cluster' extra, OpenSeesPy's system libraries), before any figure; the JSON
+    file to write, if any."""
+    from rths_ident import extras  # noqa: PLC0415
+    from rths_ident.errors import ParameterError  # noqa: PLC0415
+    from rths_ident.output_paths import check_output_file  # noqa: PLC0415
+
+    if args.repeats < 1:
+        raise ParameterError(f"--repeats = {args.repeats}: expected an integer ≥ 1")
+    json_path = check_output_file("--json", args.json) if args.json else None
+    if "batch" in which and not args.no_cluster:
+        extras.require("cluster", "bench: the local Dask cluster figure (--no-cluster skips it)")
+    if "opensees" in which:
+        extras.require_opensees("bench --only opensees")
+    return json_path
+
+
 def _bench(args: argparse.Namespace) -> int:
     from rths_ident.speed import hybrid_loop  # noqa: PLC0415
 
     quick = args.quick
-    if args.repeats < 1:
-        from rths_ident.errors import ParameterError  # noqa: PLC0415
-
-        raise ParameterError(f"--repeats = {args.repeats}: expected an integer ≥ 1")
+    which = set(args.only or FIGURES)
+    json_path = _check_before_work(args, which)
     results: dict = {"machine": machine()}
     m = results["machine"]
     print(f"machine: {m['cpu']}, {m['cores']} cores; Python {m['python']}, JAX {m['jax']}, jaxlib {m['jaxlib']}, "
           f"OpenSeesPy {m['openseespy']}; XLA small-loop kernels {'on' if m['small_loop_kernels'] else 'OFF'}")
-    which = set(args.only or ("engines", "batch", "components", "ukf", "opensees", "calibrate"))
     if "engines" in which:
         r = hybrid_loop.engines(duration=4.0 if quick else None, repeats=2 if quick else args.repeats,
                                 stepwise_duration=2.0 if quick else 10.0)
@@ -120,10 +140,9 @@ def _bench(args: argparse.Namespace) -> int:
                             repeats=2 if quick else args.repeats)
         results["calibrate"] = r
         print("\n".join(calibration.report(r)))
-    if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(results, indent=2))
-        print(f"results → {args.json}")
+    if json_path is not None:
+        json_path.write_text(json.dumps(results, indent=2))
+        print(f"results → {json_path}")
     return 0
 
 
@@ -131,12 +150,11 @@ def add_bench_command(subparsers: argparse._SubParsersAction) -> None:
     """Register ``rths-ident bench``."""
     parser = subparsers.add_parser("bench", help="measure speed side by side (ratios)",
                                    description="Speed of rths_ident measured side by side in one run.")
-    parser.add_argument("--only", nargs="+", choices=("engines", "batch", "components", "ukf", "opensees", "calibrate"),
-                        default=None)
+    parser.add_argument("--only", nargs="+", choices=FIGURES, default=None, help="these figures only (default: all)")
     parser.add_argument("--quick", action="store_true", help="short records and few repeats (smoke test)")
     parser.add_argument("--repeats", type=int, default=3,
                         help="timed runs of each figure (min and median are printed; default 3)")
     parser.add_argument("--no-cluster", action="store_true",
                         help="batch: skip the local Dask cluster (2 worker processes) of the study figures")
-    parser.add_argument("--json", metavar="OUT.json", default=None)
+    add_json_option(parser, "every figure")
     parser.set_defaults(func=_bench)

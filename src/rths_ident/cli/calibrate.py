@@ -10,6 +10,7 @@ import math
 import sys
 
 from rths_ident.calibration.gains import COMPENSATORS
+from rths_ident.cli.common_options import add_json_option, add_plots_option, add_quiet_option
 from rths_ident.calibration.sdof_rths import StudySettings
 from rths_ident.calibration.study import METHODS
 
@@ -80,12 +81,12 @@ def _calibrate(args: argparse.Namespace) -> int:
         from rths_ident.calibration.plots import plot_study  # noqa: PLC0415
 
         for path in plot_study(result, plots):
-            print(f"  plot: {path}")
+            print(f"plot → {path}")
     if json_path is not None:
         json_path.parent.mkdir(exist_ok=True)  # a checked --plots folder it goes into
         with open(json_path, "w") as f:
             json.dump(_json_ready(result), f, indent=1)
-        print(f"  json: {json_path}")
+        print(f"calibration → {json_path}")
     if interrupted is not None:
         kept = f"; resume: rths-ident calibrate {args.compensator} … --resume {json_path}" if json_path else (
             "; resume: --start-gains " + ",".join(f"{v:.6g}" for v in result["gains"].values()))
@@ -144,7 +145,7 @@ def add_calibrate_command(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--resume", metavar="OUT.json", default=None,
                         help="start from the gains of an earlier calibration's JSON (one stopped by Ctrl-C keeps "
                              "its best gains so far): a new search from there")
-    parser.add_argument("--json", metavar="OUT.json", default=None)
-    parser.add_argument("--plots", metavar="DIR", default=None)
-    parser.add_argument("--quiet", action="store_true", help="no progress line (the report still prints)")
+    add_json_option(parser, "the calibrated gains and every sample's J2")
+    add_plots_option(parser, "the study's figures")
+    add_quiet_option(parser)
     parser.set_defaults(func=_calibrate)

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import pathlib
 import sys
 
+from rths_ident.cli.common_options import add_json_option, add_plots_option, add_quiet_option
 from rths_ident.errors import ParameterError
 
 __all__ = ["add_fit_command", "run_fit", "main"]
 
 METHOD_CHOICES = ("ls", "nls", "bayes", "static", "logdec")
+#: the figures ``--plots DIR`` draws (the posterior's two for bayes only)
+LOOPS_FIGURE, TRACE_FIGURE, PAIR_FIGURE = "fit_loops.png", "posterior_trace.png", "posterior_pair.png"
 QUANTITIES = ("time", "displacement", "force")
 
 DESCRIPTION = """\
@@ -135,9 +137,10 @@ def add_fit_command(subparsers) -> argparse.ArgumentParser:
     linear.add_argument("--numerical-damping", type=float, default=0.0, help="logdec: C_1 [N·s/m]")
     linear.add_argument("--numerical-stiffness", type=float, default=0.0, help="logdec: K_1 [N/m]")
     out = parser.add_argument_group("output")
-    out.add_argument("--json", help="write the result as JSON to this file")
-    out.add_argument("--plot", help="save measured vs fitted loops to this PNG (bayes: also *_trace.png, *_pair.png)")
-    out.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    add_json_option(out, "the fitted parameters and their diagnostics")
+    add_plots_option(out, f"the measured vs fitted loops ({LOOPS_FIGURE}; bayes: also {TRACE_FIGURE}, "
+                     f"{PAIR_FIGURE})")
+    add_quiet_option(out)
     parser.set_defaults(func=run_fit)
     return parser
 
@@ -192,15 +195,14 @@ def run_fit(args: argparse.Namespace) -> int:
     from rths_ident.estimators.offline.report import format_ranking, format_report, plot_fit, plot_posterior
     from rths_ident.models import MODELS, LinearElement, name_of_model
 
-    from rths_ident.output_paths import check_output_file
+    from rths_ident.output_paths import check_output_file, check_output_folder
 
     for name in ("starts", "draws", "warmup", "chains"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             raise ParameterError(f"--{name} must be a positive integer; got {getattr(args, name)}")
     # before the fit: a path that cannot be written must not cost the fit
-    for option, path in (("--json", args.json), ("--plot", args.plot)):
-        if path:
-            check_output_file(option, path)
+    plots = check_output_folder("--plots", args.plots) if args.plots else None
+    json_path = check_output_file("--json", args.json, will_exist=plots) if args.json else None
     if args.global_generations < 0:
         raise ParameterError(f"--global-generations must be ≥ 0 (0 skips the global stage); got {args.global_generations}")
     with_forms = [name for name, entry in MODELS.items() if args.form in entry.fit.forms]
@@ -247,33 +249,34 @@ def run_fit(args: argparse.Namespace) -> int:
         print("\nranking (auto):")
         print(format_ranking(ranking))
         print(f"best model: {result.model}")
-    if args.json:
+    if plots is not None:
+        plots.mkdir(exist_ok=True)  # its parent was checked to exist
+    if json_path is not None:
         payload = result.to_json_dict()
         if ranking is not None:
             payload["ranking"] = [
                 {"model": r.model, "nrmse_percent": r.nrmse_percent, "nrmse_rms_percent": r.nrmse_rms_percent,
                  "params": r.params} for r in ranking
             ]
-        pathlib.Path(args.json).write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
-        progress(f"wrote {args.json}")
-    if args.plot:
+        json_path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+        print(f"fit → {json_path}")
+    if plots is not None:
         # auto: the best two models, so the loops stay readable
-        plot_fit(ranking[:2] if ranking is not None else result, args.plot,
+        loops = plots / LOOPS_FIGURE
+        plot_fit(ranking[:2] if ranking is not None else result, loops,
                  displacement_unit=displacement_unit, force_unit=force_unit)
-        progress(f"wrote {args.plot}")
+        print(f"plot → {loops}")
         if result.inference_data is not None:
-            stem = pathlib.Path(args.plot)
-            trace = stem.with_name(stem.stem + "_trace.png")
-            pair = stem.with_name(stem.stem + "_pair.png")
+            trace, pair = plots / TRACE_FIGURE, plots / PAIR_FIGURE
             plot_posterior(result, trace, pair)
-            progress(f"wrote {trace} and {pair}")
+            print(f"plot → {trace}\nplot → {pair}")
     return 0
 
 
 def main(argv=None) -> int:
     """Run ``fit`` alone (as ``rths-ident fit ARGS``), with the CLI's error handling:
     user errors print one line ``rths-ident fit: error: ...`` on stderr and return 1."""
-    from rths_ident.errors import DataFileError, UnknownDatasetError
+    from rths_ident.cli import USER_ERRORS  # noqa: PLC0415
 
     parser = argparse.ArgumentParser(prog="rths-ident")
     subparsers = parser.add_subparsers(dest="command", required=True)
@@ -281,6 +284,6 @@ def main(argv=None) -> int:
     args = parser.parse_args(["fit", *(argv or [])])
     try:
         return int(args.func(args))
-    except (DataFileError, ParameterError, UnknownDatasetError, OSError) as error:
+    except USER_ERRORS as error:
         print(f"rths-ident fit: error: {error}", file=sys.stderr)
         return 1

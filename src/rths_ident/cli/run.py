@@ -16,9 +16,13 @@ import sys
 import time
 from pathlib import Path
 
+from rths_ident.cli.common_options import JSON_METAVAR, PLOTS_METAVAR, add_quiet_option
 from rths_ident.cli.endings import EXIT_TEST_STOPPED  # a test that stopped on a fault (limit, peer, NaN)
 from rths_ident.cli.parsing import ArgumentParser
 from rths_ident.errors import ParameterError
+
+#: the test file's output fields take their options' values as every command does (cli.common_options)
+COMMON_METAVARS = {"--json": JSON_METAVAR, "--plots": PLOTS_METAVAR}
 
 
 # ------------------------------------------------------------------------ the test file
@@ -42,8 +46,7 @@ def kind_parser(target: str, kind_name: str, kind, fields) -> argparse.ArgumentP
                                 help=_escaped(f"{field.doc}{unit}: {field.expected()} ({where})"))
     parser.add_argument("--set", dest="run:set", action="append", default=[], metavar="TABLE.KEY=VALUE",
                         help="set any field of the test file (e.g. --set compensation.kind=amb)")
-    parser.add_argument("--quiet", dest="run:quiet", action="store_true",
-                        help="print the report only (no phase lines, no progress)")
+    add_quiet_option(parser, dest="run:quiet")
     return parser
 
 
@@ -52,6 +55,8 @@ def _escaped(text: str) -> str:
 
 
 def _metavar(field) -> str:
+    if field.option in COMMON_METAVARS:
+        return COMMON_METAVARS[field.option]
     names = field.choice_names()
     if names is not None and len(names) <= 8 and field.open_choices is None:
         return "{" + ",".join(str(n) for n in names) + "}"

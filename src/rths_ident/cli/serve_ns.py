@@ -22,8 +22,10 @@ from rths_ident.errors import ParameterError
 
 
 def _serve_ns(args: argparse.Namespace) -> int:
+    from rths_ident import extras  # noqa: PLC0415
     from rths_ident.transport.ns_server import NSServer  # noqa: PLC0415
 
+    extras.require_opensees("serve ns")  # every NS it serves is an OpenSeesPy model
     if not args.timeout > 0:
         raise ParameterError(f"--timeout {args.timeout!r}: expected a positive number of seconds")
     if args.model is None:

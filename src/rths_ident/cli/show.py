@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 
+from rths_ident.cli.common_options import add_plots_option
+
 
 def run_show(args: argparse.Namespace) -> int:
     from rths_ident.output_paths import check_output_folder  # noqa: PLC0415
@@ -48,7 +50,7 @@ def add_show_command(subparsers: argparse._SubParsersAction) -> None:
         "units, metrics. Records whose writer was killed are read up to the last flush.",
     )
     parser.add_argument("record", help="the test record (.h5)")
-    parser.add_argument("--plots", metavar="DIR", default=None, help="draw the figures into this folder")
+    add_plots_option(parser, "the record's figures")
     parser.add_argument("--csv", metavar="DIR", default=None,
                         help="write slow_steps.csv, fast_samples.csv and record.json into this folder")
     parser.add_argument("--mat", metavar="DIR", default=None,

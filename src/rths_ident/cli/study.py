@@ -9,6 +9,8 @@ import json
 import sys
 from pathlib import Path
 
+from rths_ident.cli.common_options import add_json_option, add_quiet_option
+
 #: the metrics a study's table shows per run (when the test has them)
 SHOWN = ("J2_percent", "J4_force_percent", "tau_ms")
 
@@ -155,12 +157,11 @@ def add_study_command(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the draws (default 0)")
     parser.add_argument("--dask", default=None, metavar="local|tcp://HOST:PORT",
                         help="run on a Dask cluster: local (2 worker processes on 127.0.0.1) or a scheduler")
-    parser.add_argument("--json", metavar="OUT.json", default=None,
-                        help="every run's varied values and metrics, and the plan (default: "
-                             "rths-runs/study-<test>-<time>/study.json)")
+    add_json_option(parser, "every run's varied values and metrics, and the plan (default: "
+                          "rths-runs/study-<test>-<time>/study.json)")
     parser.add_argument("--csv", metavar="OUT.csv", default=None, help="one row per run: varied values, metrics")
     parser.add_argument("--resume", metavar="STUDY.json", default=None,
                         help="finish a study stopped halfway: the plan it keeps, only its missing runs (the JSON "
                              "is updated in place unless --json says otherwise)")
-    parser.add_argument("--quiet", action="store_true", help="the table only")
+    add_quiet_option(parser)
     parser.set_defaults(func=run_study_command)

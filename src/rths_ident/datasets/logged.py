@@ -149,10 +149,8 @@ def _read_npz(path: pathlib.Path, names: dict[str, str]) -> dict[str, np.ndarray
 
 
 def _import_h5py():
-    try:
-        import h5py  # noqa: PLC0415 - optional dependency, imported only when needed
-    except ImportError as error:  # pragma: no cover - h5py is installed in the test env
-        raise ImportError("reading HDF5 / MATLAB v7.3 files needs h5py: pip install 'rths_ident[io]'") from error
+    import h5py  # noqa: PLC0415 - imported only when an HDF5 file is read
+
     return h5py
 
 

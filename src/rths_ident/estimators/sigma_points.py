@@ -342,10 +342,8 @@ class SigmaPointSpec(NamedTuple):
 
 
 def _filterpy_classes() -> dict[str, Any]:
-    try:
-        from filterpy.kalman import sigma_points as fp  # noqa: PLC0415  (optional)
-    except ImportError:
-        return {}
+    from filterpy.kalman import sigma_points as fp  # noqa: PLC0415  (imported only to read a foreign object)
+
     return {
         name: getattr(fp, name)
         for name in ("MerweScaledSigmaPoints", "JulierSigmaPoints", "SimplexSigmaPoints")
@@ -354,10 +352,8 @@ def _filterpy_classes() -> dict[str, Any]:
 
 
 def _filterpy_default_sqrt(fn) -> bool:
-    try:
-        import scipy.linalg  # noqa: PLC0415
-    except ImportError:
-        return False
+    import scipy.linalg  # noqa: PLC0415
+
     return fn is scipy.linalg.cholesky
 
 

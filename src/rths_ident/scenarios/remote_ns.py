@@ -29,6 +29,7 @@ import uuid
 
 import numpy as np
 
+from rths_ident import extras
 from rths_ident.transport.errors import ProtocolError, TransportError
 from rths_ident.transport.ns_messages import json_ready
 from rths_ident.transport.remote_substructure import RemoteSubstructure, end_run, parse_address
@@ -51,6 +52,15 @@ def check_ns_address(cfg) -> None:
         parse_address(cfg.ns_address)
     except ValueError:
         cfg.bad("ns_address", "HOST:PORT with PORT in 1…65535")
+
+def check_opensees_here(cfg) -> None:
+    """OpenSeesPy loads in this process if the configuration runs it here (``ns =
+    'opensees'``, or ``'opensees-tcp'`` without an address: its server is started here),
+    else :class:`~rths_ident.errors.MissingExtra` naming the system libraries
+    (:func:`rths_ident.extras.opensees`) — before anything is built."""
+    if cfg.ns == IN_PROCESS or (cfg.ns == REMOTE and cfg.ns_address is None):
+        extras.require_opensees(f"--ns {cfg.ns}")
+
 
 def config_fields(cfg) -> dict:
     """The configuration as the server rebuilds it: every field, ``ns`` in process, no

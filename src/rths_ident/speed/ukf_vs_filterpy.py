@@ -181,11 +181,8 @@ def run(n_steps: int = 300, repeats: int = 3, system: str = "bouc_wen") -> dict:
     (``max_relative_state_difference``; relative to |x| plus the standard deviation
     of that state over the record, since states cross zero).
     """
-    try:
-        from filterpy.kalman import MerweScaledSigmaPoints as FilterpyPoints
-        from filterpy.kalman import UnscentedKalmanFilter as FilterpyUKF
-    except ImportError as err:  # pragma: no cover - filterpy is a test dependency
-        raise ImportError("the UKF benchmark needs filterpy (pip install filterpy)") from err
+    from filterpy.kalman import MerweScaledSigmaPoints as FilterpyPoints
+    from filterpy.kalman import UnscentedKalmanFilter as FilterpyUKF
     if system not in SYSTEMS:
         raise ValueError(f"system must be one of {SYSTEMS}; got {system!r}")
     if int(n_steps) < 2 or int(repeats) < 1:

@@ -36,15 +36,10 @@ from typing import Sequence
 
 import numpy as np
 
+from rths_ident import extras
 from rths_ident.errors import ParameterError
 
 __all__ = ["OpenSeesShearBuilding", "import_opensees"]
-
-_INSTALL_HINT = (
-    "OpenSeesPy is needed for rths_ident.structures.opensees_adapter: "
-    "pip install 'rths_ident[opensees]' (or pip install openseespy); on Debian/Ubuntu it "
-    "also needs the system BLAS/LAPACK: apt-get install libblas3 liblapack3"
-)
 
 _active_model: object | None = None
 
@@ -55,12 +50,10 @@ _INTERFACE_PATTERN_TAG = 2
 
 
 def import_opensees():
-    """Import ``openseespy.opensees`` or raise ``ImportError`` with install hints; keeps
+    """``openseespy.opensees``, or :class:`~rths_ident.errors.MissingExtra` in one line
+    naming the system BLAS/LAPACK to install (:func:`rths_ident.extras.opensees`); keeps
     OpenSeesPy's exit message off the terminal (:func:`silence_exit_message`)."""
-    try:
-        import openseespy.opensees as ops  # noqa: PLC0415 - lazy on purpose
-    except Exception as exc:  # ImportError, or OSError from a missing libblas/liblapack
-        raise ImportError(f"{_INSTALL_HINT} (import failed: {exc})") from exc
+    ops = extras.opensees()
     silence_exit_message()
     return ops
 
