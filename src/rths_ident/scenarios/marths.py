@@ -26,7 +26,7 @@ from rths_ident.errors import ParameterError
 from rths_ident.benchmarks.marths.record_studies import RecordStudies, parse_records, run_record_studies
 from rths_ident.benchmarks.marths.metrics import CONVENTIONS
 from rths_ident.benchmarks.marths.site import LAWS
-from rths_ident.benchmarks.marths.study import RECORDS, StudyConfig, run_study
+from rths_ident.benchmarks.marths.study import RECORDS, StudyConfig, quiet_start, run_study
 from rths_ident.declaration import Field
 from rths_ident.runner.options import RunOptions
 from rths_ident.scenarios import fields
@@ -80,6 +80,12 @@ def config_from_values(values: dict) -> StudyConfig | RecordStudies:
     :class:`~rths_ident.benchmarks.marths.record_studies.RecordStudies`."""
     values = dict(values)
     records = parse_records(values.pop("record", None) or "elcentro")
+    duration = values.get("duration")
+    for record in records:  # J1–J10 of a test that never moves are undefined: told before the study
+        if duration is not None and duration <= quiet_start(record):
+            raise ParameterError(f"--duration {duration:g}: the {record} record is zero for its first "
+                                 f"{quiet_start(record):g} s (the benchmark's padding), so nothing moves and "
+                                 f"J1–J10 are undefined; expected a duration > {quiet_start(record):g} s")
     if len(records) > 1:
         return RecordStudies.for_records(records, **values)
     return StudyConfig(record=records[0], **values)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import itertools
 import os
 import time as _time
@@ -106,6 +107,16 @@ class StudyConfig:
             check_address(self.dask)
         if self.convention not in bmetrics.CONVENTIONS:
             raise ParameterError(f"convention must be one of {bmetrics.CONVENTIONS}; got {self.convention!r}")
+
+
+@functools.cache
+def quiet_start(record: str) -> float:
+    """Time [s] of the first non-zero sample of ``record`` (the benchmark's records start
+    with 5 s of zeros); before it nothing moves."""
+    from rths_ident.datasets import load_ground_motion  # noqa: PLC0415
+
+    t, ag = load_ground_motion(RECORDS[record])
+    return float(t[np.flatnonzero(np.asarray(ag))[0]])
 
 
 def ground_motion(record: str, scale: float, duration: float | None = None,

@@ -1,0 +1,92 @@
+"""The install smoke (scripts/smoke_commands.py, run by scripts/smoke_install.sh in CI)
+covers every command, every concrete README command line, and each extra both missing
+(its one line) and installed (works)."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from rths_ident import cli, extras
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def smoke():
+    spec = importlib.util.spec_from_file_location("smoke_commands", ROOT / "scripts" / "smoke_commands.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses resolve the module's annotations through it
+    spec.loader.exec_module(module)
+    yield module
+    sys.modules.pop(spec.name, None)
+
+
+def _command_lines(smoke) -> list[tuple[str, ...]]:
+    return [case.argv for case in smoke.CASES] + [case.server for case in smoke.CASES if case.server]
+
+
+def readme_command_lines(text: str) -> list[list[str]]:
+    """The README's concrete ``rths-ident`` lines in its code blocks (no placeholders such
+    as FILE, [--option] or a|b), as words after the program."""
+    lines = []
+    for block in re.findall(r"```(\w*)\n(.*?)```", text, flags=re.S):
+        if block[0] == "python":
+            continue
+        for line in block[1].splitlines():
+            line = line.strip().removeprefix("$ ").split(" #")[0].strip()
+            if not line.startswith("rths-ident "):
+                continue
+            if re.search(r"[\[|…]|\.\.\.|\b[A-Z][A-Z_]+\b", line):
+                continue  # a placeholder: a form, not a command to run
+            lines.append(line.split()[1:])
+    return lines
+
+
+def test_every_command_and_subcommand_is_smoked(smoke):
+    lines = _command_lines(smoke)
+    firsts = {argv[0] for argv in lines}
+    for add in cli.COMMANDS:
+        assert cli.command_name(add) in firsts, cli.command_name(add)
+    for group, action in (("serve", "ns"), ("serve", "site"), ("datasets", "list"), ("datasets", "show")):
+        assert any(argv[:2] == (group, action) for argv in lines), (group, action)
+
+
+def test_every_concrete_readme_command_is_smoked_with_its_options(smoke):
+    readme = readme_command_lines((ROOT / "README.md").read_text(encoding="utf-8"))
+    assert ["fit", "examples/data/my_test.csv", "--units", "mm,kN", "--model", "bilinear", "--method", "ls"] in readme
+    for words in readme:
+        lead = [w for w in words[:next((i for i, w in enumerate(words) if w.startswith("-")), len(words))]]
+        options = {w.split("=")[0] for w in words if w.startswith("--")}
+        assert any(list(argv[:len(lead)]) == lead and options <= {w.split("=")[0] for w in argv if w.startswith("--")}
+                   for argv in _command_lines(smoke)), f"README's `rths-ident {' '.join(words)}` is not smoked"
+
+
+def test_readme_placeholder_lines_are_left_out():
+    text = "```\nrths-ident run TEST [--quiet]\nrths-ident datasets list | show NAME\n$ rths-ident run --list\n```\n"
+    assert readme_command_lines(text) == [["run", "--list"]]
+
+
+def test_each_extra_is_smoked_missing_and_installed(smoke):
+    assert set(smoke.INSTALLS) == {"core", *extras.EXTRAS}
+    for extra in extras.EXTRAS:
+        line = f"needs the '{extra}' extra: pip install 'rths_ident[{extra}]'"
+        asking = [case for case in smoke.CASES if case.expected("core").endswith(line)]
+        assert asking, f"no case asks for the '{extra}' extra"
+        assert any(case.expected(extra) == smoke.WORKS for case in asking)
+    for case in smoke.CASES:  # in the core, every case works or names an extra
+        core = case.expected("core")
+        assert core == smoke.WORKS or any(f"'{extra}' extra" in core for extra in extras.EXTRAS), case.name
+
+
+def test_the_judge_tells_a_one_line_message_from_a_traceback(smoke):
+    line = "--dask local: needs the 'cluster' extra: pip install 'rths_ident[cluster]'"
+    assert smoke._judge(line, 1, "", f"rths-ident: error: {line}\n")[:2] == (line, True)
+    assert smoke._judge(line, 1, "", f"Traceback (most recent call last):\nImportError: x\nrths-ident: error: {line}\n")[1] is False
+    assert smoke._judge(smoke.WORKS, 0, "report\n", "")[:2] == (smoke.WORKS, True)
+    assert smoke._judge(smoke.WORKS, 0, "", "Traceback (most recent call last):\n")[1] is False
+    assert smoke._judge(smoke.WORKS, 2, "", "rths-ident run: error: unrecognized arguments\n")[:2] == ("exit 2", False)
