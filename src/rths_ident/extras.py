@@ -19,11 +19,14 @@ from __future__ import annotations
 import functools
 import importlib
 import importlib.util
+import os
+import sys
 from typing import NamedTuple
 
 from rths_ident.errors import MissingExtra
 
-__all__ = ["EXTRAS", "Extra", "has", "require", "opensees", "require_opensees", "OPENSEES_SYSTEM_PACKAGES"]
+__all__ = ["EXTRAS", "Extra", "has", "require", "opensees", "require_opensees", "OPENSEES_SYSTEM_PACKAGES",
+           "silence_opensees_exit_message"]
 
 PACKAGE = "rths_ident"
 
@@ -66,12 +69,14 @@ def _extra(extra: str) -> Extra:
 
 
 def opensees(asked_by: str = "OpenSeesPy"):
-    """The ``openseespy.opensees`` module, or :class:`MissingExtra` in one line: the
+    """The ``openseespy.opensees`` module, its exit message kept off the terminal
+    (:func:`silence_opensees_exit_message`), or :class:`MissingExtra` in one line: the
     system BLAS/LAPACK to install (``apt-get install libblas3 liblapack3``), or
     OpenSeesPy itself when the install lacks it."""
     module, failure = _import_opensees()
     if module is None:
         raise MissingExtra(f"{asked_by}: {failure}")
+    silence_opensees_exit_message()
     return module
 
 
@@ -99,3 +104,38 @@ def _first_cause(error: BaseException) -> str:
     while (error.__cause__ or error.__context__) is not None:
         error = error.__cause__ or error.__context__
     return " ".join(str(error).split()) or type(error).__name__
+
+
+_opensees_exit_message_silenced = False
+
+
+def silence_opensees_exit_message() -> None:
+    """Keep OpenSeesPy's "Process 0 Terminating" off the user's terminal.
+
+    The cause: OpenSeesPy's extension registers a C exit hook with ``Py_AtExit``
+    (``cleanupFunc`` in opensees.so) that writes the line to ``opserr`` at the very end
+    of interpreter shutdown — after every Python ``atexit`` handler, when ``sys.stderr``
+    is gone — so it goes straight to file descriptor 2, in every process that imported
+    OpenSeesPy, whatever the program printed before. It carries no information (it is
+    printed on every exit, also after success). The fix: a Python ``atexit`` handler,
+    which runs before the C hook, flushes the streams and points descriptor 2 at
+    ``os.devnull``. What is written to stderr by Python atexit handlers registered
+    *before* this one (they run after it) is lost too; rths_ident registers none that
+    print. Idempotent."""
+    global _opensees_exit_message_silenced
+    if _opensees_exit_message_silenced:
+        return
+    import atexit  # noqa: PLC0415
+
+    def quiet_stderr_for_the_c_exit_hooks() -> None:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (AttributeError, OSError, ValueError):
+                pass
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 2)
+        os.close(devnull)
+
+    atexit.register(quiet_stderr_for_the_c_exit_hooks)
+    _opensees_exit_message_silenced = True

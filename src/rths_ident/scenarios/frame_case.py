@@ -80,7 +80,6 @@ class FrameTestConfig(HybridTestConfig):
                 and -self.columns_per_storey <= self.tested_column < self.columns_per_storey):
             self.bad("tested_column", f"a column index in [−{self.columns_per_storey}, {self.columns_per_storey})")
         remote_ns.check_ns_address(self)
-        remote_ns.check_opensees_here(self)
         if self.floor_mass is not None and not (np.isfinite(self.floor_mass) and self.floor_mass > 0):
             self.bad("floor_mass", "a positive mass in kg")
         if not (0.0 <= self.rayleigh_zeta < 1.0):

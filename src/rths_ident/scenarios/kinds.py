@@ -66,8 +66,14 @@ class TestKind:
         return getattr(self.module, "ENGINES", ("fused", "stepwise"))
 
     def config(self, values: dict):
-        """The kind's configuration from checked values (``run:…`` targets left out)."""
-        return self.module.config_from_values(config_values(values))
+        """The kind's configuration from checked values (``run:…`` targets left out), and
+        what it runs in this process installed (OpenSeesPy and its system libraries for
+        an OpenSees substructure here: :func:`~rths_ident.scenarios.remote_ns.check_opensees_here`)."""
+        from rths_ident.scenarios import remote_ns  # noqa: PLC0415
+
+        cfg = self.module.config_from_values(config_values(values))
+        remote_ns.check_opensees_here(cfg)
+        return cfg
 
 
 def config_values(values: dict) -> dict:

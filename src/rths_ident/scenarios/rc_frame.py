@@ -147,7 +147,6 @@ class RCFrameConfig(HybridTestConfig):
         if self.ns == "native" and self.ns_model != "linear":
             self.bad("ns_model", "'linear' with the native NS (the nonlinear fiber frame needs --ns opensees)")
         remote_ns.check_ns_address(self)
-        remote_ns.check_opensees_here(self)
         if not isinstance(self.newmark_iterations, int) or self.newmark_iterations < 1:
             self.bad("newmark_iterations", "an integer ≥ 1")
         if not (np.isfinite(self.design_drift) and self.design_drift > 0):

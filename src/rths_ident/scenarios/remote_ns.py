@@ -54,12 +54,14 @@ def check_ns_address(cfg) -> None:
         cfg.bad("ns_address", "HOST:PORT with PORT in 1…65535")
 
 def check_opensees_here(cfg) -> None:
-    """OpenSeesPy loads in this process if the configuration runs it here (``ns =
+    """OpenSeesPy loads in this process if a test's configuration runs it here (``ns =
     'opensees'``, or ``'opensees-tcp'`` without an address: its server is started here),
     else :class:`~rths_ident.errors.MissingExtra` naming the system libraries
-    (:func:`rths_ident.extras.opensees`) — before anything is built."""
-    if cfg.ns == IN_PROCESS or (cfg.ns == REMOTE and cfg.ns_address is None):
-        extras.require_opensees(f"--ns {cfg.ns}")
+    (:func:`rths_ident.extras.opensees`) — before anything is built. A configuration
+    without ``ns`` (no numerical-substructure choice) needs nothing."""
+    ns, address = getattr(cfg, "ns", None), getattr(cfg, "ns_address", None)
+    if ns == IN_PROCESS or (ns == REMOTE and address is None):
+        extras.require_opensees(f"--ns {ns}")
 
 
 def config_fields(cfg) -> dict:

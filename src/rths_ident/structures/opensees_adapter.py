@@ -30,8 +30,6 @@ whose methods then raise ``RuntimeError``. Units: SI (N, m, s, kg).
 from __future__ import annotations
 
 import math
-import os
-import sys
 from typing import Sequence
 
 import numpy as np
@@ -51,46 +49,9 @@ _INTERFACE_PATTERN_TAG = 2
 
 def import_opensees():
     """``openseespy.opensees``, or :class:`~rths_ident.errors.MissingExtra` in one line
-    naming the system BLAS/LAPACK to install (:func:`rths_ident.extras.opensees`); keeps
-    OpenSeesPy's exit message off the terminal (:func:`silence_exit_message`)."""
-    ops = extras.opensees()
-    silence_exit_message()
-    return ops
-
-
-_exit_message_silenced = False
-
-
-def silence_exit_message() -> None:
-    """Keep OpenSeesPy's "Process 0 Terminating" off the user's terminal.
-
-    The cause: OpenSeesPy's extension registers a C exit hook with ``Py_AtExit``
-    (``cleanupFunc`` in opensees.so) that writes the line to ``opserr`` at the very end
-    of interpreter shutdown — after every Python ``atexit`` handler, when ``sys.stderr``
-    is gone — so it goes straight to file descriptor 2, in every process that imported
-    OpenSeesPy, whatever the program printed before. It carries no information (it is
-    printed on every exit, also after success). The fix: a Python ``atexit`` handler,
-    which runs before the C hook, flushes the streams and points descriptor 2 at
-    ``os.devnull``. What is written to stderr by Python atexit handlers registered
-    *before* this one (they run after it) is lost too; rths_ident registers none that
-    print. Idempotent."""
-    global _exit_message_silenced
-    if _exit_message_silenced:
-        return
-    import atexit  # noqa: PLC0415
-
-    def quiet_stderr_for_the_c_exit_hooks() -> None:
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except (AttributeError, OSError, ValueError):
-                pass
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 2)
-        os.close(devnull)
-
-    atexit.register(quiet_stderr_for_the_c_exit_hooks)
-    _exit_message_silenced = True
+    naming the system BLAS/LAPACK to install; its exit message kept off the terminal
+    (:func:`rths_ident.extras.opensees`)."""
+    return extras.opensees()
 
 
 class OpenSeesShearBuilding:
