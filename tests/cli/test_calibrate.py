@@ -1,4 +1,5 @@
-"""``rths-ident calibrate`` on a tiny study: the JSON keys, the plot, the improvement."""
+"""``rths-ident calibrate`` on a tiny study: the JSON keys, the plot, the improvement;
+``--quiet`` (no progress bar) as the other commands take it."""
 
 import json
 
@@ -12,7 +13,7 @@ def test_calibrate_writes_the_json_keys_and_improves_a_poor_start(tmp_path, caps
     out = tmp_path / "cal.json"
     code = main(["calibrate", "polynomial", "--specimens", "3", "--holdout", "3", "--iterations", "3",
                  "--population", "4", "--start", "1.5", "--duration", "0.6", "--fast-rate", "2000",
-                 "--start-gains", "0", "--seed", "1", "--json", str(out), "--plots", str(tmp_path)])
+                 "--start-gains", "0", "--seed", "1", "--json", str(out), "--plots", str(tmp_path), "--quiet"])
     assert code == 0
     r = json.loads(out.read_text())
     for key in ("gains", "J2_before", "J2_after", "wall_s"):
@@ -22,7 +23,9 @@ def test_calibrate_writes_the_json_keys_and_improves_a_poor_start(tmp_path, caps
     assert r["J2_after"]["mean"] < r["J2_before"]["mean"]
     assert r["source_gains"]["τ"] > 0 and r["start_gains"]["τ"] == 0.0
     assert (tmp_path / "calibration_polynomial_pso.png").exists()
-    assert "held-out" in capsys.readouterr().out
+    captured = capsys.readouterr()
+    assert "held-out" in captured.out and f"calibration → {out}" in captured.out
+    assert captured.err == ""  # --quiet: no progress bar
 
 
 def test_calibrate_refuses_an_unknown_compensator():
@@ -33,3 +36,16 @@ def test_calibrate_checks_output_paths_before_the_work(tmp_path, capsys):
     missing = tmp_path / "no" / "such" / "out.json"
     assert main(["calibrate", "amb", "--json", str(missing)]) == 1
     assert "--json" in capsys.readouterr().err
+
+
+def test_the_progress_bar_ticks_per_iteration_unless_quiet(capsys):
+    from rths_ident.cli.calibrate import _Progress
+
+    quiet = _Progress(2, quiet=True)
+    quiet(1, 3.5)
+    quiet.close()
+    assert capsys.readouterr().err == ""
+    loud = _Progress(2)
+    loud(1, 3.5)
+    loud.close()
+    assert "best mean J2 3.5 %" in capsys.readouterr().err
