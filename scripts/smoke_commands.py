@@ -4,7 +4,7 @@ the Python of the install under test; each either works (exit 0) or prints its o
 expects for that install.
 
     python scripts/smoke_commands.py --install core|cluster|core-without-blas --repo REPO [--only-differing]
-                                     [--table OUT.md]
+                                     [--full] [--outcomes OUT.json]
 
 Run it from an empty folder (the outputs go there) with the ``python`` of a venv that
 has rths_ident installed (``scripts/smoke_install.sh`` builds one from the wheel). The
@@ -14,8 +14,10 @@ scripts/smoke_commands.py --install core-without-blas …'``. The
 README's concrete command lines are cases here, with the same words and options
 (``tests/test_smoke_commands.py`` checks that none is missing) and smaller numbers:
 each run cut to a second or two of its record (``--duration 1``), without its
-comparison variants (``--no-compare``), a study of two runs, so that the whole smoke
-stays within minutes on 2 cores. Standard library
+comparison variants (``--no-compare``), a study of two runs; and a case marked
+``full_only`` for an install (its command, and what it needs from that install, are
+another case's) is run there only with ``--full``, so that CI's smoke stays within a few
+minutes on 2 cores. Standard library
 only: it must not import the package from the source tree.
 """
 
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import os
 import re
 import resource
@@ -54,6 +57,9 @@ class Case:
     expect: dict = dataclasses.field(default_factory=dict)  # install -> WORKS | the one line
     server: tuple[str, ...] | None = None  # started first, its address replaces {address}; stopped by Ctrl-C
     timeout: float = 240.0
+    #: the installs in which only the full smoke (--full) runs it: there the command and
+    #: what it needs from the install are another case's, and CI's smoke leaves it out for time
+    full_only: tuple[str, ...] = ()
 
     def expected(self, install: str) -> str:
         if install == "core-without-blas" and install not in self.expect:
@@ -90,8 +96,8 @@ CASES: tuple[Case, ...] = (
     Case("run lugre-frame (flagship)", ("run", "lugre-frame", "--duration", "2", "--quiet",
                                         "--json", "flagship.json", "--plots", "flagship",
                                         "--test-record", "flagship.h5")),
-    Case("run bw-frame", ("run", "bw-frame", *SHORT, *ALONE, "--quiet")),
-    Case("run rc-frame (native NS)", ("run", "rc-frame", *SHORT, *ALONE, "--quiet")),
+    Case("run bw-frame", ("run", "bw-frame", *SHORT, *ALONE, "--quiet"), full_only=INSTALLS),
+    Case("run rc-frame (native NS)", ("run", "rc-frame", *SHORT, *ALONE, "--quiet"), full_only=INSTALLS),
     Case("run rc-frame --ns opensees", ("run", "rc-frame", "--ns", "opensees", *SHORT, *ALONE, "--quiet"),
          expect=_needs_blas("--ns opensees")),
     Case("run rc-frame --ns opensees-tcp (its serve ns started for the run)",
@@ -121,11 +127,12 @@ CASES: tuple[Case, ...] = (
                                                "--quiet")),
     Case("study --dask local", ("study", "lugre-frame", "--vary", "compensation.kind=damb",
                                 "--vary", "record.duration=2", "--dask", "local", "--quiet"),
-         expect=_needs_cluster("--dask local")),
+         expect=_needs_cluster("--dask local"), full_only=("cluster",)),  # run marths --dask local runs the cluster
     Case("show", ("show", "flagship.h5", "--plots", "shown", "--csv", "csv", "--mat", "mat")),
     Case("fit a logged CSV", ("fit", "examples/data/my_test.csv", "--units", "mm,kN", "--model", "bilinear",
                               "--method", "ls")),
-    Case("fit a test record", ("fit", "flagship.h5", "--model", "lugre", "--method", "ls", "--quiet")),
+    Case("fit a test record", ("fit", "flagship.h5", "--model", "lugre", "--method", "ls", "--quiet"),
+         full_only=INSTALLS),
     Case("fit --method nls", ("fit", "--dataset", "daniel", "--model", "bilinear", "--method", "nls",
                               "--starts", "1", "--global-generations", "0", "--quiet")),
     Case("fit --method bayes (numpyro, arviz)", ("fit", "--dataset", "daniel", "--model", "bilinear",
@@ -257,13 +264,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repo", type=Path, required=True, help="the repository (its README.md and examples/)")
     parser.add_argument("--only-differing", action="store_true",
                         help="only the cases whose outcome differs from the core's (an extra's own cases)")
-    parser.add_argument("--table", type=Path, default=None, help="also write the outcomes as a Markdown table here")
+    parser.add_argument("--full", action="store_true",
+                        help="also the cases CI leaves out for time (Case.full_only)")
+    parser.add_argument("--outcomes", type=Path, default=None,
+                        help="also write every case's outcome here (JSON; docs/scripts/install_table.py reads it)")
     args = parser.parse_args(argv)
     if Path.cwd().resolve() == args.repo.resolve() or args.repo.resolve() in Path.cwd().resolve().parents:
         parser.error("run it outside the repository (the package must come from the install, not the tree)")
     shutil.copytree(args.repo / "examples", "examples", dirs_exist_ok=True)
     os.environ.setdefault("MPLBACKEND", "Agg")
-    cases = [c for c in CASES if not args.only_differing or c.expected(args.install) != c.expected("core")]
+    cases = [c for c in CASES if (args.full or args.install not in c.full_only)
+             and (not args.only_differing or c.expected(args.install) != c.expected("core"))]
     if not args.only_differing:
         cases += readme_python_cases(args.repo / "README.md")
     outcomes = []
@@ -283,9 +294,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"smoke of the '{args.install}' install: {len(outcomes) - len(failed)} of {len(outcomes)} as expected "
           f"in {total:.0f} s (cpu {cpu:.0f} s; load average {os.getloadavg()[0]:.1f})"
           + (f"; not as expected: {', '.join(o.case for o in failed)}" if failed else ""))
-    if args.table is not None:
-        rows = [f"| {o.case} | {o.got if o.ok else 'FAILED: ' + o.got} |" for o in outcomes]
-        args.table.write_text(f"| command ({args.install}) | outcome |\n|---|---|\n" + "\n".join(rows) + "\n")
+    if args.outcomes is not None:
+        kept = {"install": args.install, "only_differing": args.only_differing, "full": args.full,
+                "outcomes": [dataclasses.asdict(o) for o in outcomes]}
+        args.outcomes.write_text(json.dumps(kept, indent=1))
     return 1 if failed else 0
 
 

@@ -53,6 +53,7 @@ def check_ns_address(cfg) -> None:
     except ValueError:
         cfg.bad("ns_address", "HOST:PORT with PORT in 1…65535")
 
+
 def check_opensees_here(cfg) -> None:
     """OpenSeesPy loads in this process if a test's configuration runs it here (``ns =
     'opensees'``, or ``'opensees-tcp'`` without an address: its server is started here),
