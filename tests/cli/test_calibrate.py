@@ -37,15 +37,3 @@ def test_calibrate_checks_output_paths_before_the_work(tmp_path, capsys):
     assert main(["calibrate", "amb", "--json", str(missing)]) == 1
     assert "--json" in capsys.readouterr().err
 
-
-def test_the_progress_bar_ticks_per_iteration_unless_quiet(capsys):
-    from rths_ident.cli.calibrate import _Progress
-
-    quiet = _Progress(2, quiet=True)
-    quiet(1, 3.5)
-    quiet.close()
-    assert capsys.readouterr().err == ""
-    loud = _Progress(2)
-    loud(1, 3.5)
-    loud.close()
-    assert "best mean J2 3.5 %" in capsys.readouterr().err
