@@ -24,7 +24,7 @@ import re
 from pathlib import Path
 
 #: (file stem, column heading), in the table's order
-COLUMNS = (("core", "core (`pip install rths_ident`)"),
+COLUMNS = (("core", "core (the wheel alone)"),
            ("core-without-blas", "core, Linux without `libblas3`/`liblapack3`"),
            ("cluster", "core + `cluster` (= `all`)"))
 SAME = "= core"
