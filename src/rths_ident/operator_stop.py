@@ -6,7 +6,11 @@ brings the specimen to rest through the site's safe stop
 (:mod:`rths_ident.hybrid.loop.safe_stop`) and raises :class:`OperatorStopped`: a
 ``KeyboardInterrupt`` (so no ``except Exception`` on the way mistakes it for a fault)
 carrying the completed steps and the sentence that goes into the test record,
-``stopped by the operator (Ctrl-C) at slow step k, t = … s. …``.
+``stopped by the operator (Ctrl-C) at slow step k, t = … s. …``. STOP on the live page
+ends a test the same way: the loop reads the page's
+:class:`~rths_ident.hybrid.loop.stop_request.StopRequest` at the end of each slow step and
+raises the same :class:`OperatorStopped` after the same safe stop (``… (STOP on the live
+page) at slow step k …``); the command exits with the same status.
 
 A second Ctrl-C must not cut the safe stop, or the record's closing, halfway:
 
@@ -42,7 +46,9 @@ STOPPING_LINE = ("rths-ident: stopping (what ran is being saved and closed); Ctr
 
 
 class OperatorStopped(KeyboardInterrupt):
-    """The operator stopped the test (Ctrl-C) and the loop brought the specimen to rest.
+    """The operator stopped the test (Ctrl-C, or STOP on the live page: a
+    :class:`~rths_ident.hybrid.loop.stop_request.StopRequest` the step-wise loop reads once
+    per slow step) and the loop brought the specimen to rest.
 
     ``str(error)`` is the record's sentence (module doc); ``slow_index`` the step in
     progress, ``time`` its end [s] (None: unknown), ``logs`` every completed slow step
@@ -68,14 +74,15 @@ class OperatorStopped(KeyboardInterrupt):
         return self.message
 
 
-def operator_stop_text(step: int | None, time: float | None) -> str:
+def operator_stop_text(step: int | None, time: float | None, how: str = "Ctrl-C") -> str:
     """``stopped by the operator (Ctrl-C) at slow step k, t = … s`` — what a test record
-    and the command line say when Ctrl-C stopped a test at slow step ``step`` (test time
-    ``time`` [s]); ``before the first slow step`` when none had run."""
+    and the command line say when the operator stopped a test at slow step ``step`` (test
+    time ``time`` [s]); ``before the first slow step`` when none had run. ``how``: what
+    the operator pressed (``Ctrl-C``, ``STOP on the live page``)."""
     if step is None or (step == 0 and time is None):
-        return "stopped by the operator (Ctrl-C) before the first slow step"
+        return f"stopped by the operator ({how}) before the first slow step"
     when = "" if time is None else f", t = {time:.3f} s"
-    return f"stopped by the operator (Ctrl-C) at slow step {step}{when}"
+    return f"stopped by the operator ({how}) at slow step {step}{when}"
 
 
 def _say(line: str) -> None:

@@ -216,3 +216,68 @@ def test_run_marths_refuses_the_stepwise_engine_before_any_work(capsys):
     for record in ("elcentro", "all"):
         assert main(["run", "marths", "--record", record, "--engine", "stepwise", "--quiet"]) == 1
         assert 'run.engine = "stepwise": expected fused' in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_ctrl_c_brings_a_paced_run_to_rest_and_says_so_in_the_record(tmp_path):
+    """Ctrl-C during a paced step-wise run with the live page served: the same stop as
+    without the page and as the page's STOP — the specimen brought to rest, the record says
+    "stopped by the operator (Ctrl-C) at slow step k, t = … s" with every completed step,
+    one line, exit status 130 (docs/endings.md)."""
+    import os  # noqa: PLC0415
+    import signal  # noqa: PLC0415
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+    import time  # noqa: PLC0415
+    from pathlib import Path  # noqa: PLC0415
+
+    from rths_ident.records import read_test_record  # noqa: PLC0415
+
+    record_path = tmp_path / "record.h5"
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    process = subprocess.Popen([sys.executable, "-m", "rths_ident.cli", "run", "lugre-frame", "--engine", "stepwise",
+                                "--realtime", "--duration", "20", "--pad", "1", "--no-compare", "--quiet",
+                                "--live", "--live-port", "0", "--test-record", str(record_path)], cwd=tmp_path, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": src})
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:  # the record is flushed every 0.5 s while the test runs
+            time.sleep(0.5)
+            if record_path.exists():
+                try:
+                    if read_test_record(record_path).n_steps >= 100:
+                        break
+                except Exception:  # noqa: BLE001 - the header is being written
+                    continue
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, err
+    record = read_test_record(record_path)
+    stop = [e for e in record.events if e.kind == "stop"][0]
+    assert stop.message.startswith(f"stopped by the operator (Ctrl-C) at slow step {stop.step}, t = ")
+    assert "The specimen was brought to rest" in stop.message and not record.errors()
+    assert f"rths-ident: stopped by the operator (Ctrl-C) at slow step {stop.step}, t = " in err
+    assert f"the specimen was brought to rest; test record → {record_path}" in err
+    # the step in progress when Ctrl-C came is kept if the loop had finished it
+    assert stop.step <= record.n_steps <= stop.step + 1 and record.n_steps >= 100
+
+
+def test_the_live_page_port_is_checked_before_any_work(tmp_path, monkeypatch, capsys):
+    """--live-port outside 0…65535 is a usage line (status 2, as --port); a port another
+    program holds is one line (status 1) before the test is built, and no record folder."""
+    import socket  # noqa: PLC0415
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "lugre-frame", "--live", "--live-port", "99999", "--quiet"]) == 2
+    assert "argument --live-port: expected 0…65535" in capsys.readouterr().err
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        assert main(["run", "lugre-frame", "--live", "--live-port", str(port), "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"--live-port {port}" in err and "Traceback" not in err
+    assert not (tmp_path / "rths-runs").exists() or not any((tmp_path / "rths-runs").iterdir())

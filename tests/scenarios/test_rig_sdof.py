@@ -74,3 +74,39 @@ def test_cli_options_checked(capsys):
     assert "unrecognized arguments: --compensation amb" in capsys.readouterr().err
     assert main(["run", "rig-sdof", "--topology", "C", "--quiet"]) == 2
     assert "unrecognized arguments: --topology C" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_stop_by_the_operator_on_the_emulated_rig(tmp_path):
+    """STOP (the StopRequest the live page sets) during slow step 40 of the rig test: the
+    rig's own safe stop, OperatorStopped as for Ctrl-C, the record says stopped by the
+    operator at step 40 with every step up to it, and the page was told what to draw
+    before the first step."""
+    from rths_ident.operator_stop import OperatorStopped  # noqa: PLC0415
+    from rths_ident.hybrid.loop.stop_request import StopRequest  # noqa: PLC0415
+    from rths_ident.records import read_test_record  # noqa: PLC0415
+    from rths_ident.runner.events import EventStream, StepDone, TestStarted  # noqa: PLC0415
+    from rths_ident.runner.options import RunOptions  # noqa: PLC0415
+    from rths_ident.runner.run import run_test  # noqa: PLC0415
+
+    stop, seen = StopRequest(), []
+
+    def watcher(event):
+        seen.append(event)
+        if isinstance(event, StepDone) and event.step == 40:
+            stop.set("test")
+
+    record_path = tmp_path / "record.h5"
+    options = RunOptions(engine="stepwise", compare=False, test_record=record_path, events=EventStream(watcher),
+                         stop=stop)
+    with pytest.raises(OperatorStopped) as info:
+        run_test("rig-sdof", rig_sdof, rig_sdof.RigSdofConfig(steps=300), options)
+    assert str(info.value).startswith("stopped by the operator (test) at slow step 40, t = ")
+    assert info.value.at_rest and info.value.test_records == (record_path,)
+    record = read_test_record(record_path)
+    stops = [e for e in record.events if e.kind == "stop"]
+    assert stops and stops[0].step == 40 and not record.errors()
+    assert record.n_steps == 41
+    started = next(e for e in seen if isinstance(e, TestStarted))
+    assert started.info["response_names"] and started.info["steps"] == 300
+    assert max(e.step for e in seen if isinstance(e, StepDone)) == 40  # step 40 shown, then the stop

@@ -9,7 +9,8 @@ Exit status of every ``rths-ident`` command (docs/endings.md):
 2      a usage error (an unknown option, a missing argument: argparse's line)
 3      the test started and stopped on a fault (a limit, a lost peer, a non-finite state):
        the specimen was brought to rest, the record keeps every completed step and why
-130    stopped by the operator (Ctrl-C): the specimen brought to rest, the record says so
+130    stopped by the operator (Ctrl-C, STOP on the live page): the specimen brought to
+       rest, the record says so
 =====  ======================================================================================
 """
 

@@ -15,10 +15,11 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 from rths_ident.cli.common_options import JSON_METAVAR, PLOTS_METAVAR, add_quiet_option
 from rths_ident.cli.endings import EXIT_TEST_STOPPED  # a test that stopped on a fault (limit, peer, NaN)
-from rths_ident.cli.parsing import ArgumentParser
+from rths_ident.cli.parsing import ArgumentParser, port_number
 from rths_ident.errors import ParameterError
 
 #: the test file's output fields take their options' values as every command does (cli.common_options)
@@ -47,7 +48,24 @@ def kind_parser(target: str, kind_name: str, kind, fields) -> argparse.ArgumentP
     parser.add_argument("--set", dest="run:set", action="append", default=[], metavar="TABLE.KEY=VALUE",
                         help="set any field of the test file (e.g. --set compensation.kind=amb)")
     add_quiet_option(parser, dest="run:quiet")
+    parser.add_argument("--live", dest="run:live", action="store_true",
+                        help="serve a live page of the run and print its address (watch the test, STOP it; "
+                        "docs/live.md); opens no browser")
+    parser.add_argument("--live-port", dest="run:live_port", type=port_number, default=8050, metavar="PORT",
+                        help="the live page's port (default 8050; 0: any free port)")
+    parser.add_argument("--live-host", dest="run:live_host", default="127.0.0.1", metavar="HOST",
+                        help="the live page's address (default 127.0.0.1, this machine only; another address "
+                        "serves the page and its STOP button to that network)")
     return parser
+
+
+class RunFlags(NamedTuple):
+    """How the command shows a run (not fields of the test): ``--quiet``, ``--live``."""
+
+    quiet: bool = False
+    live: bool = False
+    live_port: int = 8050
+    live_host: str = "127.0.0.1"
 
 
 def _escaped(text: str) -> str:
@@ -66,8 +84,9 @@ def _metavar(field) -> str:
 
 
 def resolve(target: str, options: list[str]):
-    """(kind name, kind, test file, checked values, origins, quiet) of ``target`` with the
-    command-line ``options``; ``--help`` exits through argparse (SystemExit)."""
+    """(kind name, kind, test file, checked values, origins, :class:`RunFlags`) of
+    ``target`` with the command-line ``options``; ``--help`` exits through argparse
+    (SystemExit)."""
     from rths_ident.declaration import Override, parse_override, resolve_values  # noqa: PLC0415
     from rths_ident.scenarios.kinds import kind_of, load_any  # noqa: PLC0415
 
@@ -81,7 +100,8 @@ def resolve(target: str, options: list[str]):
     overrides += [parse_override(text) for text in parsed["run:set"]]
     raw = {**test_file.values, **{o.path: o.value for o in overrides}}
     values, origin = resolve_values(kind.fields_for(raw), test_file, overrides)
-    return kind_name, kind, test_file, values, origin, parsed["run:quiet"]
+    flags = RunFlags(parsed["run:quiet"], parsed["run:live"], parsed["run:live_port"], parsed["run:live_host"])
+    return kind_name, kind, test_file, values, origin, flags
 
 
 # ------------------------------------------------------------------------------ outputs
@@ -165,15 +185,34 @@ def _run(args: argparse.Namespace) -> int:
         _list_tests()
         return 0 if args.help else 2
     try:
-        kind_name, kind, test_file, values, origin, quiet = resolve(args.test, args.options
+        kind_name, kind, test_file, values, origin, flags = resolve(args.test, args.options
                                                                     + (["--help"] if args.help else []))
     except SystemExit as exit_request:  # --help, or a usage error (argparse printed it)
         return exit_request.code if isinstance(exit_request.code, int) else 0
-    return run_resolved(kind_name, kind, values, origin, quiet)
+    return run_resolved(kind_name, kind, values, origin, flags)
 
 
-def run_resolved(kind_name: str, kind, values: dict, origin: dict, quiet: bool) -> int:
-    """Run a resolved test: outputs checked, then the run, the report, JSON and figures."""
+def add_live_options(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--live``, ``--live-port``, ``--live-host`` of a command that serves a live page of ``what``."""
+    parser.add_argument("--live", action="store_true",
+                        help=f"serve a live page of {what} and print its address (docs/live.md); opens no browser")
+    parser.add_argument("--live-port", type=port_number, default=8050, metavar="PORT",
+                        help="the live page's port (default 8050; 0: any free port)")
+    parser.add_argument("--live-host", default="127.0.0.1", metavar="HOST",
+                        help="the live page's address (default 127.0.0.1, this machine only)")
+
+
+def live_page(host: str, port: int, stop=None, replay: bool = False):
+    """The live page's server, started (Tornado, a core dependency, imported only here: a
+    run without ``--live`` pays nothing for it)."""
+    from rths_ident.live.server import LivePage  # noqa: PLC0415
+
+    return LivePage(host, port, stop=stop, replay=replay).start()
+
+
+def run_resolved(kind_name: str, kind, values: dict, origin: dict, flags: "RunFlags | bool" = False) -> int:
+    """Run a resolved test: outputs checked, then the run (watched by the terminal and,
+    with ``--live``, the live page), the report, JSON and figures."""
     from rths_ident.hybrid.loop.realtime import DEFAULT_PADDING_S  # noqa: PLC0415
     from rths_ident.runner.run import check_engine, default_engine  # noqa: PLC0415
 
@@ -187,18 +226,20 @@ def run_resolved(kind_name: str, kind, values: dict, origin: dict, quiet: bool) 
     engine = run.get("engine") or default_engine(module, cfg, realtime)
     check_engine(kind_name, module, engine, realtime)
     name = run.get("name") or kind_name
+    flags = flags if isinstance(flags, RunFlags) else RunFlags(quiet=bool(flags))
     record, own_folder, replaces = _test_record_path(run, name)
     try:
         return _run_and_report(kind_name, module, cfg, engine, realtime, run, values, name, record, replaces,
-                               json_path, plots_dir, quiet)
+                               json_path, plots_dir, flags)
     finally:
         _remove_if_empty(own_folder)  # a run refused before its record opened leaves no empty folder
 
 
 def _run_and_report(kind_name, module, cfg, engine, realtime, run, values, name, record, replaces, json_path,
-                    plots_dir, quiet) -> int:
+                    plots_dir, flags: "RunFlags") -> int:
     from rths_ident.cli.endings import EXIT_INTERRUPTED, operator_stop_line  # noqa: PLC0415
     from rths_ident.operator_stop import OperatorStopped  # noqa: PLC0415
+    from rths_ident.hybrid.loop.stop_request import StopRequest  # noqa: PLC0415
     from rths_ident.runner.events import EventStream  # noqa: PLC0415
     from rths_ident.runner.options import RunOptions  # noqa: PLC0415
     from rths_ident.runner.report import hybrid_test_report  # noqa: PLC0415
@@ -206,9 +247,18 @@ def _run_and_report(kind_name, module, cfg, engine, realtime, run, values, name,
     from rths_ident.runner.terminal import TerminalView  # noqa: PLC0415
     from rths_ident.scenarios.kinds import kept_values, render_kind  # noqa: PLC0415
 
+    quiet = flags.quiet
     view = TerminalView(quiet=quiet)
+    stream = EventStream(view)
+    stop = StopRequest() if engine == "stepwise" else None
+    page = None
+    if flags.live:
+        page = live_page(flags.live_host, flags.live_port, stop=stop)
+        stream.subscribe(page.feed)
+        print(f"live page → {page.url}" + (" (STOP there, or Ctrl-C here, brings the specimen to rest)"
+                                           if stop is not None else ""), file=sys.stderr, flush=True)
     options = RunOptions(engine=engine, compare=run.get("compare", True), realtime=realtime, test_record=record,
-                         test_file=render_kind(kind_name, kept_values(values), name), events=EventStream(view))
+                         test_file=render_kind(kind_name, kept_values(values), name), events=stream, stop=stop)
     if not quiet:
         updating = getattr(cfg, "updating", None)
         print(f"running {name} ({getattr(cfg, 'record', kind_name)}{f', updating {updating}' if updating else ''}, "
@@ -217,11 +267,14 @@ def _run_and_report(kind_name, module, cfg, engine, realtime, run, values, name,
             print(f"  the test record {record} of an earlier run is replaced by this run's", file=sys.stderr)
     try:
         result = run_test(kind_name, module, cfg, options, name)
-    except OperatorStopped as stopped:
+    except OperatorStopped as stopped:  # Ctrl-C, or STOP on the live page: one path (docs/endings.md)
         view.close_bar()
         print(operator_stop_line(stopped, stopped.test_records), file=sys.stderr)
         return EXIT_INTERRUPTED
-    view.close_bar()
+    finally:
+        view.close_bar()
+        if page is not None:
+            page.close()  # the tabs keep showing the final state
     if not result.complete and not result.metrics:
         print(_stopped_line(result), file=sys.stderr)
         return EXIT_TEST_STOPPED

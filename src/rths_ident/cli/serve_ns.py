@@ -51,6 +51,29 @@ def _serve_ns(args: argparse.Namespace) -> int:
                 raise ParameterError(f"model file {args.model}: building the numerical substructure failed: "
                                      f"{type(exc).__name__}: {exc}") from exc
     make = _recorded(make, args, name)
+    page = None
+    if args.live:
+        from rths_ident.cli.run import live_page  # noqa: PLC0415
+        from rths_ident.live.served import LiveSubstructure  # noqa: PLC0415
+
+        page = live_page(args.live_host, args.live_port)
+        recorded, sessions_seen = make, []
+
+        def make(setup):  # noqa: F811 - each session also on the live page
+            sessions_seen.append(setup)
+            return LiveSubstructure(recorded(setup), page.feed, f"serve ns — session {len(sessions_seen)} ({name})")
+
+        print(f"live page → {page.url}", file=sys.stderr, flush=True)
+    try:
+        return _serve(make, args, name, seed000_setup)
+    finally:
+        if page is not None:
+            page.close()
+
+
+def _serve(make, args: argparse.Namespace, name: str, seed000_setup) -> int:
+    from rths_ident.transport.ns_server import NSServer  # noqa: PLC0415
+
     server = NSServer(make, host=args.host, port=args.port, wire=args.wire, timeout_s=args.timeout,
                       seed000_setup=seed000_setup, seed000_reply=args.reply, model=name)
     host, port = server.address
@@ -124,4 +147,8 @@ def add_serve_ns_parser(actions: argparse._SubParsersAction) -> None:
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S,
                         help=f"seconds to wait for a client to connect and for each of its messages "
                         f"(default {DEFAULT_TIMEOUT_S:g})")
+    from rths_ident.cli.run import add_live_options  # noqa: PLC0415
+
+    add_live_options(parser, "each session")
     parser.set_defaults(func=_serve_ns)
+

@@ -56,14 +56,6 @@ def serve_site(args: argparse.Namespace, on_command=None) -> int:
     from rths_ident.hybrid.fast_side.actuator import CarrionSpencerParams  # noqa: PLC0415
     from rths_ident.hybrid.fast_side.served_specimen import make_site_factory  # noqa: PLC0415
     from rths_ident.models import parse_specimen  # noqa: PLC0415
-    from rths_ident.records.served import ELEMENT_SITE_UNITS, RecordingElementSite  # noqa: PLC0415
-    from rths_ident.cli.endings import EXIT_TEST_STOPPED  # noqa: PLC0415
-    from rths_ident.transport.openfresco import (  # noqa: PLC0415
-        COMMAND_NAMES,
-        ElementServer,
-        OpenFrescoProtocolError,
-        SiteStopped,
-    )
 
     model, params = parse_specimen(args.specimen, source="--specimen")
     if args.data_size < 0:
@@ -73,6 +65,28 @@ def serve_site(args: argparse.Namespace, on_command=None) -> int:
     site_for = make_site_factory(model, params, args.transfer_system, actuator=actuator, fast_rate=args.fast_rate)
 
     records, recorded = _records(args), []
+    page = None
+    if getattr(args, "live", False):
+        from rths_ident.cli.run import live_page  # noqa: PLC0415
+
+        page = live_page(args.live_host, args.live_port)
+        print(f"live page → {page.url}", file=sys.stderr, flush=True)
+    try:
+        return _serve(args, site_for, records, recorded, page, on_command)
+    finally:
+        if page is not None:
+            page.close()
+
+
+def _serve(args, site_for, records, recorded, page, on_command) -> int:
+    from rths_ident.cli.endings import EXIT_INTERRUPTED, EXIT_TEST_STOPPED  # noqa: PLC0415
+    from rths_ident.records.served import ELEMENT_SITE_UNITS, RecordingElementSite  # noqa: PLC0415
+    from rths_ident.transport.openfresco import (  # noqa: PLC0415
+        COMMAND_NAMES,
+        ElementServer,
+        OpenFrescoProtocolError,
+        SiteStopped,
+    )
 
     def checked_site(setup):
         if args.data_size and setup.data_size != args.data_size:
@@ -81,6 +95,10 @@ def serve_site(args: argparse.Namespace, on_command=None) -> int:
                 f"-dataSize, or --data-size 0 to accept the client's)")
         site = RecordingElementSite(site_for(setup), records.open(ELEMENT_SITE_UNITS, {"setup_ints": list(setup)}))
         recorded.append(site)
+        if page is not None:
+            from rths_ident.live.served import LiveElementSite  # noqa: PLC0415
+
+            return LiveElementSite(site, page.feed, f"serve site — session {len(recorded)} ({args.specimen})")
         return site
 
     server = ElementServer(checked_site, port=args.port, host=args.host, accept_timeout=args.wait,
@@ -111,7 +129,7 @@ def serve_site(args: argparse.Namespace, on_command=None) -> int:
             raise
         server.close()
         print("rths-ident serve site: interrupted (Ctrl-C)", file=sys.stderr, flush=True)
-        return 130
+        return EXIT_INTERRUPTED
     for site in recorded:
         site.finish()
         print(f"rths-ident serve site: test record → {site.writer.path}", flush=True)
@@ -164,4 +182,7 @@ def add_serve_site_parser(serve_subparsers: argparse._SubParsersAction) -> None:
                         help="folder of the session record (session-001.h5; default rths-runs/serve-site-<UTC>/)")
     parser.add_argument("--timeout", type=float, default=60.0,
                         help="seconds allowed between two messages of the client (default 60)")
+    from rths_ident.cli.run import add_live_options  # noqa: PLC0415
+
+    add_live_options(parser, "each session")
     parser.set_defaults(func=serve_site)

@@ -22,6 +22,8 @@ def run_show(args: argparse.Namespace) -> int:
     for option in ("plots", "csv", "mat"):  # before reading: a bad folder is told at once
         if getattr(args, option):
             check_output_folder(f"--{option}", getattr(args, option))
+    if args.live:
+        return _replay_live(args)
     record = read_test_record(args.record)
     view = view_of(record)
     print(view.summary(record))
@@ -41,6 +43,38 @@ def run_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _replay_live(args: argparse.Namespace) -> int:
+    """``--live``: the record replayed on the live page, which then shows the final state
+    until Ctrl-C."""
+    import signal  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+    import threading  # noqa: PLC0415
+
+    from rths_ident.live.replay import parse_speed, record_info, replay  # noqa: PLC0415
+    from rths_ident.cli.run import live_page  # noqa: PLC0415
+    from rths_ident.records import read_test_record  # noqa: PLC0415
+
+    speed = parse_speed(args.speed)
+    record = read_test_record(args.record)
+    record_info(record)  # a record with nothing to replay is told before serving
+    page = live_page(args.live_host, args.live_port, stop=None, replay=True)
+    pace = "as fast as possible" if speed is None else f"at {speed:g}× the test's pace"
+    print(f"live page → {page.url} (replaying {args.record} {pace}; Ctrl-C ends serving)", file=sys.stderr,
+          flush=True)
+    ended = threading.Event()
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: ended.set())
+    try:
+        feed = page.feed
+        replay(record, feed, speed, backlog=lambda: len(feed), sleep=lambda s: ended.wait(s))
+        if not ended.is_set():
+            print("replay done: the page shows the final state (Ctrl-C ends serving)", file=sys.stderr, flush=True)
+        ended.wait()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        page.close()
+    return 0
+
+
 def add_show_command(subparsers: argparse._SubParsersAction) -> None:
     """Register ``rths-ident show``."""
     parser = subparsers.add_parser(
@@ -55,4 +89,9 @@ def add_show_command(subparsers: argparse._SubParsersAction) -> None:
                         help="write slow_steps.csv, fast_samples.csv and record.json into this folder")
     parser.add_argument("--mat", metavar="DIR", default=None,
                         help="write test_record.mat (MATLAB: structs steps, fast, units) and record.json here")
+    from rths_ident.cli.run import add_live_options  # noqa: PLC0415
+
+    add_live_options(parser, "the record replayed")
+    parser.add_argument("--speed", default="1", metavar="1|10|max",
+                        help="with --live: 1 (the test's own pace, default), 10 (ten times faster) or max")
     parser.set_defaults(func=run_show)

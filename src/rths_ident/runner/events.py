@@ -17,7 +17,8 @@ import dataclasses
 import sys
 from typing import Any, Callable
 
-__all__ = ["Event", "PhaseEnded", "StepDone", "RunsDone", "IterationDone", "Note", "RunEnded", "EventStream"]
+__all__ = ["Event", "PhaseEnded", "TestStarted", "StepDone", "RunsDone", "IterationDone", "StudyRun", "Note",
+           "RunEnded", "EventStream"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,6 +32,26 @@ class PhaseEnded(Event):
 
     phase: str
     seconds: float
+
+
+@dataclasses.dataclass(frozen=True)
+class TestStarted(Event):
+    """The configured run's loop is about to take its first slow step (everything
+    compiled): what a watcher needs to draw it.
+
+    ``info``: JSON-ready, SI units (:func:`rths_ident.runner.watch_info.describe_run`: rates,
+    steps, the identified parameters with units, true and initial values, the hook's
+    guards, the response's names and its reference, the actuator's limits). ``watch``:
+    objects a watcher on another thread may read while the run goes — ``pacer`` (the
+    paced run's :class:`~rths_ident.hybrid.loop.realtime.RealTimePacer`), ``model_force``
+    (``(θ, displacement [m]) -> force [N]``: the identified model along a displacement).
+    """
+
+    __test__ = False  # not a pytest class
+
+    name: str
+    info: dict
+    watch: dict = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,6 +83,18 @@ class IterationDone(Event):
     best: float
     label: str = "search"
     what: str = "best"
+
+
+@dataclasses.dataclass(frozen=True)
+class StudyRun(Event):
+    """One run of a study finished: run ``run`` of study ``label``, its indices ``values``
+    (name -> number, e.g. the maRTHS J1–J10, each the mean over its components) in
+    ``units`` (name -> unit)."""
+
+    label: str
+    run: int
+    values: dict
+    units: dict = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 from rths_ident.runner.events import EventStream
 
@@ -25,6 +26,9 @@ class RunOptions:
         RECORD.h5`` runs the same test again.
     events : the run's event stream (:mod:`rths_ident.runner.events`); None: nobody
         watches.
+    stop : a :class:`~rths_ident.hybrid.loop.stop_request.StopRequest` (STOP on the live
+        page, Ctrl-C): the step-wise loop of the configured run reads it once per slow
+        step and brings the specimen to rest through the safe stop; None: none.
     """
 
     engine: str = "fused"
@@ -33,6 +37,7 @@ class RunOptions:
     test_record: Path | None = None
     test_file: str | None = None
     events: EventStream | None = None
+    stop: Any = None
 
     @property
     def stream(self) -> EventStream:

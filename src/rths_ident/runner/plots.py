@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from rths_ident.figure_views import label_where_no_data, line_kwargs, overlay
 from rths_ident.runner.report import mass_text
 
 LUGRE_LABELS = {"sigma0": r"$\hat\sigma_0/\sigma_0$", "Fc": r"$\hat F_C/F_C$", "sigma3": r"$\hat\sigma_3/\sigma_3$"}
@@ -182,34 +183,45 @@ def _plot_floor_errors(result: dict, path: Path) -> Path:
 
 
 def _plot_hysteresis(result: dict, force_lines: dict | None, specimen: str, path: Path) -> Path:
-    """The measured loop, and the loops of the identified and initial models simulated
-    along the measured displacement (when the run has an identified column model)."""
+    """The measured loop (wide, light, underneath) with the loops of the identified
+    (dashed, on top) and initial models simulated along the measured displacement (when
+    the run has an identified column model), and the identified model's force error as its
+    own trace below (:mod:`rths_ident.figure_views`)."""
     arrays = result["_arrays"]
     logs = arrays["logs"][result["updating"]]
     measured_x = logs["fast"]["measured"].ravel()
     measured_f = logs["fast"]["force"].ravel()
     scale, unit = (1e-3, "kN") if np.max(np.abs(measured_f), initial=0.0) >= 1e3 else (1.0, "N")
-    fig = Figure(figsize=(7.5, 5.8), layout="constrained")
-    ax = fig.add_subplot(1, 1, 1)
-    ax.plot(measured_x * 1e3, measured_f * scale, lw=1.6, color="0.65", label="measured")
     column_force = arrays.get("column_force")
-    if column_force is not None and result["params_true"]:
+    identified_run = column_force is not None and bool(result["params_true"])
+    fig = Figure(figsize=(7.5, 7.4 if identified_run else 5.8), layout="constrained")
+    if identified_run:
+        ax, ax_error = fig.subplots(2, 1, height_ratios=(2.6, 1))
+    else:
+        ax, ax_error = fig.add_subplot(1, 1, 1), None
+    if identified_run:
         final = np.array([result["params_final"][n] for n in result["params_true"]])
         initial = np.array([result["params_initial"][n] for n in result["params_true"]])
         identified = column_force(final, measured_x)
         guess = column_force(initial, measured_x)
         error = _rms_percent(identified - measured_f, measured_f)
         who = "" if result["updating"] in ("rls", "ukf") else ", watching only (not pushed into the NS)"
-        ax.plot(measured_x * 1e3, guess * scale, lw=0.7, ls=":", color="tab:red",
-                label=f"initial model of the {NS_LONG}")
-        ax.plot(measured_x * 1e3, identified * scale, lw=0.8, ls="--", color="tab:blue",
-                label=f"identified model at the end{who} (rms error {error:.2f} % of rms F)")
+        ax.plot(measured_x * 1e3, guess * scale, label=f"initial model of the {NS_LONG}", **line_kwargs("initial"))
+        overlay(ax, None, measured_x * 1e3, measured_f * scale, identified * scale, under_label="measured",
+                over_label=f"identified model at the end{who}")
+        t_fast = arrays["time_fast"][:measured_f.size]
+        ax_error.plot(t_fast, (measured_f - identified) * scale, **line_kwargs("error"))
+        ax_error.axhline(0.0, color="k", lw=0.5)
+        ax_error.set(xlabel="time [s]", ylabel=f"measured − identified [{unit}]", xlim=(t_fast[0], t_fast[-1]))
+        label_where_no_data(ax_error, f"rms {error:.2f} % of rms measured force")
+    else:
+        ax.plot(measured_x * 1e3, measured_f * scale, label="measured", **line_kwargs("measured"))
     for label, value in (force_lines or {}).items():
         ax.axhline(value * scale, color="k", ls=":", lw=0.6)
         ax.axhline(-value * scale, color="k", ls=":", lw=0.6, label=label)
     ax.set(xlabel="measured displacement $x_m$ [mm]", ylabel=f"force [{unit}]",
            title=f"Physical specimen ({specimen})")
-    ax.legend(fontsize=8, loc="upper left")
+    ax.legend(fontsize=8, loc="best")
     fig.text(0.01, 0.0, "models simulated along the measured displacement (velocity by finite differences)",
              fontsize=7.5, va="bottom")
     fig.get_layout_engine().set(rect=(0, 0.03, 1, 0.97))
@@ -296,24 +308,21 @@ def plot_rc_frame(result: dict, out_dir) -> list[Path]:
         name = f"floor{i + 1}"
         hybrid = logs["ns"]["displacement"][:, i] * 1e3
         left, right = axes[2 - i]
-        left.plot(t_slow, hybrid, color="tab:blue", lw=2.0, alpha=0.55, label="hybrid")
-        left.plot(t_slow, ref[:, i] * 1e3, color="k", lw=0.8, label="ideal partitioned test (reference)")
+        overlay(left, right, t_slow, hybrid, ref[:, i] * 1e3, under_role="hybrid", over_role="reference",
+                under_label="hybrid", over_label="ideal partitioned test (reference)")
         left.set(ylabel=f"floor {i + 1} [mm]")
-        right.plot(t_slow, hybrid - ref[:, i] * 1e3, color="tab:red", lw=0.7)
-        right.axhline(0.0, color="k", lw=0.5)
         right.set(ylabel="hybrid − reference [mm]")
-        right.text(0.01, 0.95, f"J4 = {result['J4_percent'][name]:.3f} %", transform=right.transAxes,
-                   fontsize=8, va="top")
+        label_where_no_data(right, f"J4 = {result['J4_percent'][name]:.3f} %")
     axes[2, 0].set_xlabel("time [s]")
     axes[2, 1].set_xlabel("time [s]")
-    axes[0, 0].legend(fontsize=8, loc="upper right")
+    axes[0, 0].legend(fontsize=8, loc="best")
     fig.suptitle(f"rc-frame {result['case']} — {ns}, {result['record']} × {result['record_scale']:g}\n"
                  f"{J4_DEFINITION}", fontsize=10)
     paths.append(_save(fig, out / "reference_vs_hybrid.png"))
 
     fig = Figure(figsize=(6.5, 5), layout="constrained")
     ax = fig.add_subplot(1, 1, 1)
-    ax.plot(logs["fast"]["measured"].ravel() * 1e3, logs["fast"]["force"].ravel() / 1e3, lw=0.6)
+    ax.plot(logs["fast"]["measured"].ravel() * 1e3, logs["fast"]["force"].ravel() / 1e3, **line_kwargs("measured"))
     ax.set(xlabel="measured displacement $x_m$ [mm]", ylabel="measured force [kN]",
            title=f"Tested first-storey column (degrading Bouc–Wen {result['case']})")
     paths.append(_save(fig, out / "specimen_hysteresis.png"))

@@ -29,7 +29,9 @@ from rths_ident.hybrid.loop.assembled import (
 )
 from rths_ident.hybrid.loop.realtime import RealTimePacer
 from rths_ident.runner.options import RunOptions
+from rths_ident.runner.events import TestStarted
 from rths_ident.runner.recording import StepRecorder, open_run_record
+from rths_ident.runner.watch_info import describe_run
 
 COMPARISON_VARIANTS = ("none", "oracle")
 
@@ -110,7 +112,7 @@ class PhaseClock:
 
 
 def run_scenario(cfg, build: Callable[..., HybridTest], options: RunOptions = RunOptions(),
-                 describe: Callable[[HybridTest], dict] | None = None) -> dict:
+                 describe: Callable[[HybridTest], dict] | None = None, model_force: Callable | None = None) -> dict:
     """Run the configured variant and (``options.compare``) ``none`` and ``oracle`` for
     the side-by-side plots. Returns the JSON keys of ``rths-ident run`` (for the
     configured variant), ``variants`` (metrics of each) and ``_arrays`` (what the plots
@@ -133,7 +135,11 @@ def run_scenario(cfg, build: Callable[..., HybridTest], options: RunOptions = Ru
     the reference), running <variant> (fused engine: the configured variant alone, then
     ``running none + oracle`` side by side), comparing (the metrics); the seconds of each
     are in the result's ``phase_s``. A step event after every slow step of the
-    configured variant (step-wise engine), all compilation done."""
+    configured variant (step-wise engine), all compilation done; before it, a
+    :class:`~rths_ident.runner.events.TestStarted` (what a live page draws;
+    ``model_force(θ, displacement) -> force``, when given, draws the identified model's
+    loop). ``options.stop``: the configured variant's step-wise loop stops on it (the
+    comparison runs are virtual and run to their end)."""
     engine, realtime, test_record = options.engine, options.realtime, options.test_record
     if realtime and engine != "stepwise":
         raise ParameterError("real-time pacing needs the step-wise engine (engine='stepwise')")
@@ -145,7 +151,7 @@ def run_scenario(cfg, build: Callable[..., HybridTest], options: RunOptions = Ru
                                                                test_file=options.test_file)
     with record if record is not None else contextlib.nullcontext():
         out = _run_variants(cfg, test, engine, options.compare, progress, describe, record, start_all, realtime,
-                            clock)
+                            clock, watch=(options.events, options.stop, model_force))
         if record is not None:
             record.finish({k: v for k, v in out.items() if k != "_arrays"})
     return out
@@ -166,8 +172,10 @@ def _compile_loop(test: HybridTest, engine: str) -> None:
 
 
 def _run_variants(cfg, test: HybridTest, engine: str, compare: bool, progress, describe, record,
-                  start_all: float, realtime: bool = False, clock: PhaseClock | None = None) -> dict:
+                  start_all: float, realtime: bool = False, clock: PhaseClock | None = None,
+                  watch: tuple = (None, None, None)) -> dict:
     clock = PhaseClock() if clock is None else clock
+    events, stop, model_force = watch
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as background:
         # the loop is traced here first (Python: nothing else then holds the interpreter
         # lock) and compiled for its arguments' shapes on the worker (XLA releases the
@@ -195,8 +203,12 @@ def _run_variants(cfg, test: HybridTest, engine: str, compare: bool, progress, d
         recorder = (StepRecorder(record, test.time_slow, progress, test.ground_accel)
                     if main_run and record is not None else None)
         site = test.make_site() if main_run and test.make_site is not None else None
+        if main_run and events is not None:
+            info = describe_run(test, cfg, engine, variant, pacer is not None, reference_response)
+            events.emit(TestStarted(test.name, info, {"pacer": pacer, "model_force": model_force}))
         logs, wall = run_loop(test, engine, variant=variant, progress=progress if main_run else None,
-                              pacer=pacer if main_run else None, recorder=recorder, site=site)
+                              pacer=pacer if main_run else None, recorder=recorder, site=site,
+                              stop=stop if main_run else None)
         clock.lap(f"running {mode}")
         results[mode] = VariantResult(mode, None, logs, wall)
     if side_by_side:

@@ -272,11 +272,13 @@ def scenario_runner(build: Callable[[FrameTestConfig], HybridTest],
     def run_scenario(cfg, options: RunOptions = RunOptions()) -> dict:
         with remote_ns.ns_server_for(cfg) as served:  # opensees-tcp: its server lives as long as the run
             column = column_under_test(served) if column_under_test is not None else None
+            model_force = None if column is None else column_force_function(column, cfg.fast_rate)
             result = run_hybrid_test(served, build, options, describe=lambda test: {
                 "floor_mass_kg": served.mass, "initial_error": served.initial_error,
-                **({} if column is None else {"specimen_model": name_of_model(column.model)})})
-        if column is not None and "_arrays" in result:
-            result["_arrays"]["column_force"] = column_force_function(column, cfg.fast_rate)
+                **({} if column is None else {"specimen_model": name_of_model(column.model)})},
+                model_force=model_force)
+        if model_force is not None and "_arrays" in result:
+            result["_arrays"]["column_force"] = model_force
         return result
 
     return run_scenario

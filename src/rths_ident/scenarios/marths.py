@@ -20,6 +20,8 @@ per run as it finishes, so a study stopped halfway keeps its finished runs
 
 from __future__ import annotations
 
+import numpy as np
+
 from pathlib import Path
 
 from rths_ident.errors import ParameterError
@@ -28,6 +30,7 @@ from rths_ident.benchmarks.marths.metrics import CONVENTIONS
 from rths_ident.benchmarks.marths.site import LAWS
 from rths_ident.benchmarks.marths.study import RECORDS, StudyConfig, quiet_start, run_study
 from rths_ident.declaration import Field
+from rths_ident.runner.events import StudyRun
 from rths_ident.runner.options import RunOptions
 from rths_ident.scenarios import fields
 from rths_ident.scenarios.kinds import kind_names
@@ -103,13 +106,30 @@ def run_scenario(cfg: StudyConfig | RecordStudies, options: RunOptions = RunOpti
     if isinstance(cfg, RecordStudies):
         factory = None if events is None else events.runs_callback
         result = run_record_studies(cfg, test_record=options.test_record, progress_factory=factory,
-                                    test_file=options.test_file)
+                                    test_file=options.test_file,
+                                    on_run_factory=None if events is None else _study_runs(events))
     else:
         result = run_study(cfg, test_record=options.test_record,
                            progress=None if events is None else events.runs_callback(cfg.record),
-                           test_file=options.test_file)
+                           test_file=options.test_file,
+                           on_run=None if events is None else _study_runs(events)(cfg.record))
     result["engine"] = options.engine
     return result
+
+
+def _study_runs(events):
+    """``label -> on_run(run, summary)`` emitting each finished run's J1–J10 (the mean
+    over the actuators or DOFs) as a :class:`~rths_ident.runner.events.StudyRun`."""
+    units = {name: "ms" if name in ("J1", "J4") else "%" for name in _INDEX_NAMES}
+
+    def for_label(label: str):
+        def on_run(run: int, summary: dict) -> None:
+            values = {name: float(np.mean(summary["J"][name])) for name in _INDEX_NAMES if name in summary["J"]}
+            events.emit(StudyRun(label, int(run), values, units))
+
+        return on_run
+
+    return for_label
 
 
 def _fmt(values) -> str:

@@ -34,7 +34,9 @@ from typing import Callable, ClassVar
 import numpy as np
 
 from rths_ident.errors import ParameterError
+from rths_ident.figure_views import STYLES
 from rths_ident.hybrid.loop.engine import LoopAborted, run_stepwise
+from rths_ident.runner.events import TestStarted
 from rths_ident.declaration import Field
 from rths_ident.runner.options import RunOptions
 from rths_ident.scenarios import fields
@@ -320,6 +322,20 @@ def _record_row(step_log: dict, ground_accel: float) -> dict:
             "ground_accel": float(ground_accel)}
 
 
+def _watch_info(case: RigCase, cfg: RigTestConfig, steps: int, ref: dict) -> dict:
+    """What the live page draws of a rig test (:class:`~rths_ident.runner.events.TestStarted`):
+    one sample per slow step at the interface DOF, the response per DOF against the
+    reference, the rig's stroke and force limits."""
+    reference = np.asarray(ref["displacement"], dtype=float)  # step k at t_k = k·Δt
+    return {"test": cfg.SCENARIO, "scenario": cfg.SCENARIO, "record": case.name, "updating": None,
+            "compensation": None, "transition": None, "engine": "stepwise", "paced": False,
+            "slow_rate_hz": 1.0 / cfg.dt, "fast_rate_hz": 1.0 / cfg.dt, "samples_per_step": 1, "steps": int(steps),
+            "time_first_s": 0.0, "params": [], "guards": None,
+            "response_names": list(case.dof_names), "reference": np.round(reference, 9).tolist(),
+            "limits": {"stroke_m": float(cfg.stroke_limit), "force_N": float(cfg.force_limit)}, "views": STYLES,
+            "command_is_displacement": False}  # the board's command is in its own units, not metres
+
+
 def run_rig_test(case: RigCase, cfg: RigTestConfig, options: RunOptions = RunOptions()) -> dict:
     """Stability, envelope, reference, hybrid run, comparison (module doc).
     ``test_record``: a path where the run is recorded as it goes (each slow step; an
@@ -385,8 +401,10 @@ def run_rig_test(case: RigCase, cfg: RigTestConfig, options: RunOptions = RunOpt
         timed_ns = _TimedSubstructure(ns, numerical_time)
         if record is not None:
             record.event("start", f"site {result['where']}", step=0, time=0.0)
+        if options.events is not None:
+            options.events.emit(TestStarted(cfg.SCENARIO, _watch_info(case, cfg, steps, ref)))
         try:
-            logs = run_stepwise(site, timed_ns, ag, on_step=timed_on_step)
+            logs = run_stepwise(site, timed_ns, ag, on_step=timed_on_step, stop=options.stop)
         except LoopAborted as aborted:
             logs = aborted.logs
             result["aborted"] = str(aborted)  # the engine's sentence: what failed, at which step, how the rig was left

@@ -92,3 +92,16 @@ def test_the_run_traces_the_loop_once_and_compiles_what_it_traced(monkeypatch):
     finally:
         for kind in ("fused", "fused-prepared"):
             assembled._CACHE.pop((kind, test.key), None)
+
+
+def test_a_watched_fused_run_reports_every_step_after_the_compiled_call(short_test):
+    """The fused engine has no step to report while it runs: after the compiled call, a
+    watcher gets every slow step's log, equal to the stacked logs' row."""
+    from rths_ident.hybrid.loop.assembled import run_loop  # noqa: PLC0415
+
+    seen = []
+    logs, _ = run_loop(short_test, "fused", progress=lambda k, log: seen.append((k, log)))
+    assert [k for k, _ in seen] == list(range(len(short_test.time_slow)))
+    k, log = seen[17]
+    np.testing.assert_array_equal(log["fast"]["measured"], logs["fast"]["measured"][17])
+    np.testing.assert_array_equal(log["update"]["estimate"], logs["update"]["estimate"][17])

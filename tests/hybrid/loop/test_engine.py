@@ -193,3 +193,46 @@ def test_without_a_safe_stop_the_site_is_left_alone():
                      safe_stop=None)
     assert info.value.safe_stop_logs is None
     assert "slow step 3 (t = 0.040 s) stopped: limit" in str(info.value)
+
+
+def test_a_stop_request_brings_the_site_to_rest_after_the_step_it_was_set_in():
+    """STOP (or Ctrl-C) during slow step 7: step 7 completes and is kept, the specimen is
+    brought to rest from the target it was at (the same safe stop as a fault and as
+    Ctrl-C), and it ends as Ctrl-C does: OperatorStopped, a stop by the operator, not a
+    failure."""
+    from rths_ident.operator_stop import OperatorStopped  # noqa: PLC0415
+    from rths_ident.hybrid.loop.stop_request import StopRequest  # noqa: PLC0415
+
+    ag = np.ones(40)
+    stop = StopRequest()
+    seen = []
+
+    def on_step(k, log):  # a watcher on the loop's thread that presses STOP in step 7
+        seen.append(k)
+        if k == 7:
+            stop.set("test")
+
+    with pytest.raises(OperatorStopped) as info:
+        run_stepwise(_SpringSite(), _SdofNS(), ag, on_step=on_step, stop=stop)
+    assert seen == list(range(8))  # the loop stopped at the end of step 7, reported like every step
+    assert info.value.slow_index == 7
+    assert str(info.value).startswith("stopped by the operator (test) at slow step 7, t = 0.080 s.")
+    assert "brought to rest" in str(info.value) and "8 completed slow steps are kept" in str(info.value)
+    np.testing.assert_allclose(info.value.logs["ns"]["u"], _monolithic(ag)[:8], rtol=1e-10, atol=1e-14)
+    # held at the target of step 7 (what the site was last told), then ramped to zero
+    force = info.value.safe_stop_logs["force"][:, -1] / K2
+    held = _monolithic(ag)[7]
+    np.testing.assert_allclose(force[:50], held, rtol=1e-12)
+    np.testing.assert_array_equal(force[250:], 0.0)
+    assert info.value.time == pytest.approx(0.080) and info.value.at_rest
+    assert not stop.set("again")  # the first one stays
+    assert stop.how == "test"
+
+
+def test_a_stop_request_never_set_changes_nothing():
+    from rths_ident.hybrid.loop.stop_request import StopRequest  # noqa: PLC0415
+
+    ag = _ground(60)
+    plain = run_stepwise(_SpringSite(), _SdofNS(), ag)
+    watched = run_stepwise(_SpringSite(), _SdofNS(), ag, stop=StopRequest())
+    np.testing.assert_array_equal(plain["ns"]["u"], watched["ns"]["u"])

@@ -18,6 +18,8 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from rths_ident.figure_views import line_kwargs, overlay
+
 __all__ = ["plot_marths", "plot_records", "plot_study_record", "tracking_figure", "interface_figure",
            "indices_figure", "records_figure"]
 
@@ -98,20 +100,27 @@ def plot_study_record(record, out_dir) -> list[Path]:
 
 
 def tracking_figure(t, nominal: dict, j_nominal: dict, title: str) -> Figure:
-    """η_ns vs η_m and η̂_m per actuator over 2 s around the peak (the paper's Fig. 23)."""
-    fig = Figure(figsize=(10, 6))
+    """η_ns vs η_m and η̂_m per actuator over 2 s around the peak (the paper's Fig. 23):
+    the measured stroke wide and light underneath, the target and the estimate thin on top,
+    and the tracking error η_m − η_ns as its own trace below each
+    (:mod:`rths_ident.figure_views`)."""
+    fig = Figure(figsize=(10, 8))
+    axes = fig.subplots(4, 1, sharex=True, height_ratios=(1.6, 1, 1.6, 1))
     for i, name in enumerate(("actuator 1 (bottom)", "actuator 2 (top)")):
         target = nominal["eta_target"][:, i] * 1e3
+        measured = nominal["eta_measured"][:, i] * 1e3
         w = _window(t, target, width=2.0)  # short: the lag (J1) is visible
-        ax = fig.add_subplot(2, 1, i + 1)
-        ax.plot(t[w], target[w], "k", lw=1.2, label=r"target $\eta_{ns}$")
-        ax.plot(t[w], nominal["eta_measured"][w, i] * 1e3, "tab:red", lw=0.8, label=r"measured $\eta_m$")
-        ax.plot(t[w], nominal["eta_estimated"][w, i] * 1e3, "tab:blue", lw=0.8, ls="--", label=r"estimated $\hat\eta_m$")
+        ax, ax_error = axes[2 * i], axes[2 * i + 1]
+        overlay(ax, ax_error, t[w], measured[w], target[w], under_role="measured", over_role="target",
+                under_label=r"measured $\eta_m$", over_label=r"target $\eta_{ns}$")
+        ax.plot(t[w], nominal["eta_estimated"][w, i] * 1e3, label=r"estimated $\hat\eta_m$", **line_kwargs("model"))
         ax.set_title(f"{name}: J2 = {j_nominal['J2'][i]:.1f} %, J1 = {j_nominal['J1'][i]:.1f} ms")
         ax.set_ylabel("stroke [mm]")
         ax.grid(alpha=0.3)
-        ax.legend(loc="upper right", fontsize=8)
-    ax.set_xlabel("time [s]")
+        ax.legend(loc="best", fontsize=8)
+        ax_error.set_ylabel(r"$\eta_m - \eta_{ns}$ [mm]")
+        ax_error.grid(alpha=0.3)
+    axes[-1].set_xlabel("time [s]")
     fig.suptitle("tracking — " + title)
     return fig
 

@@ -72,7 +72,7 @@ def record_test_record_path(base, record: str) -> Path:
     return base.with_name(f"{base.stem}-{record}{base.suffix}")
 
 
-def run_record_studies(cfg: RecordStudies, test_record=None, progress_factory=None,
+def run_record_studies(cfg: RecordStudies, test_record=None, progress_factory=None, on_run_factory=None,
                        test_file: str | None = None) -> dict:
     """Each record's study (:func:`~rths_ident.benchmarks.marths.study.run_study`).
 
@@ -80,7 +80,8 @@ def run_record_studies(cfg: RecordStudies, test_record=None, progress_factory=No
     ``records`` (the records' short names, in order), the shared settings, ``realisable``
     and ``limits_respected`` over every run of every record, ``test_records`` (the
     files written) and ``wall_s`` (the sum). ``progress_factory``: called once per record
-    for that study's progress callback (None: no progress); ``test_file``: the test
+    for that study's progress callback (None: no progress); ``on_run_factory``: the same
+    for its ``on_run(run, summary)``; ``test_file``: the test
     file's text each record keeps."""
     by_record, paths = {}, []
     with contextlib.ExitStack() as stack:
@@ -92,7 +93,9 @@ def run_record_studies(cfg: RecordStudies, test_record=None, progress_factory=No
         for study in cfg.studies:
             path = None if test_record is None else record_test_record_path(test_record, study.record)
             progress = None if progress_factory is None else progress_factory(study.record)
+            on_run = None if on_run_factory is None else on_run_factory(study.record)
             by_record[study.record] = run_study(study, executor=executor, test_record=path, progress=progress,
+                                                on_run=on_run,
                                                 test_file=test_file)
             if path is not None:
                 paths.append(str(path))

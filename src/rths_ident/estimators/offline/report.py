@@ -120,24 +120,38 @@ def plot_fit(results: FitResult | Sequence[FitResult], path, *, displacement_uni
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from rths_ident.figure_views import line_kwargs
+
     results = [results] if isinstance(results, FitResult) else list(results)
     data = results[0].data
     dx = DISPLACEMENT_UNITS[displacement_unit]
     df = FORCE_UNITS[force_unit]
-    fig, (loops, history) = plt.subplots(1, 2, figsize=(12, 4.8), gridspec_kw={"width_ratios": [1.1, 1.4]})
-    loops.plot(data.displacement * dx, data.force * df, color="0.3", lw=1.2, label="measured")
-    history.plot(data.time, data.force * df, color="0.3", lw=1.2, label="measured")
-    for r in results:
+    fig = plt.figure(figsize=(12, 6.2))
+    grid = fig.add_gridspec(2, 2, width_ratios=(1.1, 1.4), height_ratios=(1.6, 1))
+    loops, history = fig.add_subplot(grid[:, 0]), fig.add_subplot(grid[0, 1])
+    residual = fig.add_subplot(grid[1, 1], sharex=history)
+    # measured wide and light underneath, each fit thin and dashed on top, the residuals as
+    # their own traces (rths_ident.figure_views): a good fit hides nothing
+    loops.plot(data.displacement * dx, data.force * df, label="measured", **line_kwargs("measured"))
+    history.plot(data.time, data.force * df, label="measured", **line_kwargs("measured"))
+    colours = ("#0d47a1", "#c62828", "#2e7d32", "#6a1b9a", "#ef6c00")
+    for k, r in enumerate(results):
         label = f"{r.model} ({r.method}): NRMSE {r.nrmse_percent:.1f} % range, {r.nrmse_rms_percent:.1f} % rms"
-        loops.plot(data.displacement * dx, r.fitted_force * df, lw=1.0, label=label)
-        history.plot(data.time, r.fitted_force * df, lw=1.0, label=label)
+        style = line_kwargs("model", color=colours[k % len(colours)])
+        loops.plot(data.displacement * dx, r.fitted_force * df, label=label, **style)
+        history.plot(data.time, r.fitted_force * df, label=label, **style)
+        residual.plot(data.time, (data.force - r.fitted_force) * df, **line_kwargs("error", color=style["color"]))
+    residual.axhline(0.0, color="k", lw=0.5)
     loops.set_xlabel(f"displacement [{displacement_unit}]")
     loops.set_ylabel(f"force [{force_unit}]")
     loops.grid(alpha=0.3)
-    loops.legend(fontsize=7, loc="upper left")
-    history.set_xlabel("time [s]" if data.time_is_physical else "pseudo-time [sample]")
+    loops.legend(fontsize=7, loc="best")
     history.set_ylabel(f"force [{force_unit}]")
     history.grid(alpha=0.3)
+    history.tick_params(labelbottom=False)
+    residual.set_xlabel("time [s]" if data.time_is_physical else "pseudo-time [sample]")
+    residual.set_ylabel(f"measured − fitted [{force_unit}]")
+    residual.grid(alpha=0.3)
     fig.suptitle(title or f"{data.source}: measured vs fitted force")
     fig.tight_layout()
     fig.savefig(path, dpi=110)

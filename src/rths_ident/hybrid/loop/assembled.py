@@ -252,13 +252,13 @@ def _limit_check(slow_rate: float):
 
 
 def run_loop(test: HybridTest, engine: str = "fused", variant: str = "updating", progress=None, ns=None,
-             site=None, pacer=None, recorder=None):
+             site=None, pacer=None, recorder=None, stop=None):
     """Run the hybrid loop; returns (logs as NumPy, wall seconds of the run alone — the
     fused loop is compiled beforehand).
 
     Step-wise: ``ns`` (default ``test.make_ns(variant)``) and ``site`` (default the
     virtual site) may be any objects of the protocols; ``progress(k, step_log)`` is
-    called after each slow step; ``pacer`` (a
+    called after each slow step (fused: for every step after the compiled call); ``pacer`` (a
     :class:`~rths_ident.hybrid.loop.realtime.RealTimePacer`) paces the steps against the wall
     clock.
 
@@ -287,6 +287,9 @@ def run_loop(test: HybridTest, engine: str = "fused", variant: str = "updating",
         logs = jax.tree_util.tree_map(np.asarray, logs)
         if recorder is not None:
             recorder.record_all(logs)
+        if progress is not None:  # the steps as the compiled call completed them (after it)
+            for k in range(len(test.time_slow)):
+                progress(k, jax.tree_util.tree_map(lambda x, k=k: x[k], logs))
         return logs, wall
     if engine != "stepwise":
         raise ParameterError(f"engine = {engine!r}: expected one of {', '.join(ENGINES)}")
@@ -304,7 +307,7 @@ def run_loop(test: HybridTest, engine: str = "fused", variant: str = "updating",
     try:
         logs = run_stepwise(site, ns, np.asarray(test.ground_accel), updater=updater,
                             check=_limit_check(test.slow_rate), on_step=progress if recorder is None else recorder,
-                            pacer=pacer)
+                            pacer=pacer, stop=stop)
     except (LoopAborted, OperatorStopped) as aborted:
         if recorder is not None:
             recorder.record_aborted(aborted)

@@ -144,7 +144,7 @@ class ModelUpdater:
 def run_stepwise(site, ns, ground_accel_slow, *, updater: ModelUpdater | None = None,
                  check: Callable[[dict, int], str | None] | None = None,
                  on_step: Callable[[int, dict], None] | None = None,
-                 pacer=None, safe_stop: SafeStop | None = SafeStop()):
+                 pacer=None, safe_stop: SafeStop | None = SafeStop(), stop=None):
     """Run slow step by slow step from Python: ``site`` (a
     :class:`~rths_ident.protocols.Site`) and ``ns`` (a
     :class:`~rths_ident.structures.numerical_substructure.NumericalSubstructure`).
@@ -173,6 +173,13 @@ def run_stepwise(site, ns, ground_accel_slow, *, updater: ModelUpdater | None = 
     cut it short) and :class:`~rths_ident.operator_stop.OperatorStopped` is
     raised with the completed steps. With ``safe_stop=None`` (a computation, e.g. a
     scenario's reference run, or a site to be left as it is) Ctrl-C goes through as it is.
+
+    ``stop`` (a :class:`~rths_ident.hybrid.loop.stop_request.StopRequest`: STOP on the live
+    page) is read once per slow step, at its end (after ``on_step``): when set, the
+    specimen is brought to rest the same way, from the target of step k, and
+    :class:`~rths_ident.operator_stop.OperatorStopped` is raised as for Ctrl-C ("stopped by
+    the operator (STOP on the live page) at slow step k, t = … s. …"), step k included in
+    its logs.
     """
     per_step: list = []
     ground_accel_slow = np.asarray(ground_accel_slow)
@@ -196,10 +203,10 @@ def run_stepwise(site, ns, ground_accel_slow, *, updater: ModelUpdater | None = 
         text = f"{where} {message}. {rest}; {kept}." + (f" What to do: {advice}." if advice else "")
         return LoopAborted(text, stack_logs(per_step), k, safe_stop_logs=stopped.logs)
 
-    def operator_stop(k: int):
+    def operator_stop(k: int, how: str = "Ctrl-C"):
         t = (k + 1) * dt if np.isfinite(dt) else None
         stopped = to_rest()
-        text = (f"{operator_stop_text(k, t)}. {stopped.describe()}; the {len(per_step)} completed slow steps "
+        text = (f"{operator_stop_text(k, t, how)}. {stopped.describe()}; the {len(per_step)} completed slow steps "
                 "are kept.")
         return OperatorStopped(text, stack_logs(per_step), k, t, safe_stop_logs=stopped.logs,
                                rest=stopped.describe(), at_rest=stopped.at_rest)
@@ -248,6 +255,8 @@ def run_stepwise(site, ns, ground_accel_slow, *, updater: ModelUpdater | None = 
                 except Exception as exc:  # the record cannot be written (a full disk): stop safely
                     raise abort(f"stopped: recording the step failed: {type(exc).__name__}: {exc}", k,
                                 getattr(exc, "advice", None)) from exc
+            if stop is not None and stop.is_set():  # STOP on the live page: at rest from step k's target
+                raise operator_stop(k, stop.how)
             target = next_target  # the site has the last target it was sent until here (a safe stop holds it)
     except KeyboardInterrupt as interrupt:
         if isinstance(interrupt, OperatorStopped) or safe_stop is None:

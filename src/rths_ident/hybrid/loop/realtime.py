@@ -151,6 +151,11 @@ class RealTimePacer:
         self._opening += (missed + 1) * self.dt
         return missed
 
+    def so_far(self) -> tuple[list, list, list]:
+        """(latency [s], the NS's share [s], missed ticks) per step paced so far: lists that
+        only grow, for a watcher on another thread (the live page) to read, never to write."""
+        return self._latency, self._ns, self._missed
+
     def report(self) -> RealTimeReport:
         missed = np.asarray(self._missed, dtype=int)
         late = missed > 0

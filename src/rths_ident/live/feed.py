@@ -1,0 +1,49 @@
+"""The live page's subscriber to a run's events, on the loop's thread: it only appends.
+
+:class:`LiveFeed` is an :class:`~rths_ident.runner.events.EventStream` subscriber. For
+every event it appends ``(time.time(), event)`` to a bounded ``collections.deque`` — no
+copy, no arithmetic, no lock the loop could wait on (a deque's append is atomic) — and
+returns. When the page's server falls behind by :data:`CAPACITY` events the oldest are
+dropped (the page counts the steps it never saw); the loop is never held up. The server's
+thread takes the events with :meth:`LiveFeed.drain`.
+"""
+
+from __future__ import annotations
+
+import collections
+import time as _time
+
+from rths_ident.runner.events import TestStarted
+
+__all__ = ["LiveFeed", "CAPACITY"]
+
+#: events kept for the page's server before the oldest are dropped
+CAPACITY = 8192
+
+
+class LiveFeed:
+    """``feed(event)`` on the loop's thread; ``drain()`` on the server's (module doc)."""
+
+    def __init__(self, capacity: int = CAPACITY, clock=_time.time):
+        self._events: collections.deque = collections.deque(maxlen=int(capacity))
+        self._clock = clock
+        self.started: tuple | None = None  # (stamp, the last TestStarted): kept even if the deque drops it
+
+    def __call__(self, event) -> None:
+        stamp = self._clock()
+        self._events.append((stamp, event))
+        if type(event) is TestStarted:
+            self.started = (stamp, event)
+
+    def __len__(self) -> int:
+        return len(self._events)
+
+    def drain(self) -> list:
+        """Every event appended so far, oldest first (and removed)."""
+        taken = []
+        pop = self._events.popleft
+        while True:
+            try:
+                taken.append(pop())
+            except IndexError:
+                return taken
