@@ -86,7 +86,7 @@ def check_vmap(model_cls, param_list, x, v, dt):
     batched = {}
     for name in names:
         values = [getattr(p, name) for p in param_list]
-        if isinstance(values[0], (int, str)) and not isinstance(values[0], bool) and name == "substeps":
+        if isinstance(values[0], str) or (isinstance(values[0], int) and not isinstance(values[0], bool) and name == "substeps"):
             static[name] = values[0]
         else:
             batched[name] = jnp.asarray(np.array(values, dtype=float))

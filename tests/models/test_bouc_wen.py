@@ -150,6 +150,13 @@ def test_gradients_match_finite_differences():
     check_gradients(BoucWen, p, x, np.zeros_like(x), 0.0, ["k", "alpha", "A", "beta", "gamma", "n"])
 
 
+@pytest.mark.parametrize("rule", ["backward-euler", "trapezoidal"])
+def test_gradients_in_the_hardening_region(rule):
+    p = BoucWenParams(k=1e5, alpha=0.5, A=1.0, beta=600.0, gamma=-900.0, n=1.3, substeps=2, rule=rule)
+    x = random_cyclic_history(8, 250, 1.5e-3)
+    check_gradients(BoucWen, p, x, np.zeros_like(x), 0.0, ["k", "alpha", "A", "beta", "gamma", "n"])
+
+
 def test_vmap_over_parameters_equals_loop():
     x = random_cyclic_history(6, 200, 3 * Z_U)
     batch = [params(n, f) for n, f in ((1.0, 0.5), (3.0, 0.8), (12.0, 0.3))]
@@ -161,10 +168,90 @@ def test_invalid_parameters_name_the_field():
     for name, value in (("k", 0.0), ("alpha", 1.5), ("A", -1.0), ("beta", -1.0), ("n", 0.5)):
         with pytest.raises(ParameterError, match=name):
             BoucWenParams(**{**good, name: value})
-    with pytest.raises(ParameterError, match="gamma"):
-        BoucWenParams(**{**good, "gamma": -60.0})
     with pytest.raises(ParameterError, match="substeps"):
         BoucWenParams(**good, substeps=0)
+    with pytest.raises(ParameterError, match="rule"):
+        BoucWenParams(**good, rule="forward-euler")
+
+
+def test_sign_regions_are_valid_bouc_wen():
+    """β + γ ≤ 0 (hardening loops, e.g. the Noël–Schoukens benchmark) is a valid
+    Bouc–Wen: the region is reported, z_u is infinite there."""
+    good = dict(k=1e6, alpha=0.05, A=1.0, beta=50.0, n=1.0)
+    assert BoucWenParams(**good, gamma=50.0).sign_region == "softening"
+    assert BoucWenParams(**good, gamma=-20.0).sign_region == "softening"  # γ < 0 < β + γ
+    assert BoucWenParams(**good, gamma=-50.0).sign_region == "linear loading"
+    hardening = BoucWenParams(**good, gamma=-60.0)
+    assert hardening.sign_region == "hardening"
+    assert np.isinf(float(hardening.yield_displacement))
+
+
+@pytest.mark.parametrize("rule", ["backward-euler", "trapezoidal"])
+@pytest.mark.parametrize("substeps", [1, 4])
+def test_hardening_n1_monotonic_loading_is_the_exponential(rule, substeps):
+    """n = 1, β + γ = −κ < 0: on loading dz/dx = A + κ z, so z = (A/κ)(e^{κx} − 1)
+    (closed form). Backward Euler converges at first order, the trapezoidal rule at
+    second order (its error falls ≥ 12× for 4× the sub-steps)."""
+    beta, gamma = 400.0, -700.0
+    kappa = -(beta + gamma)
+    x = np.linspace(0.0, 3e-3, 61)  # κ x up to 0.9
+    exact = (1.0 / kappa) * np.expm1(kappa * x)
+    errors = []
+    for k in (substeps, 4 * substeps):
+        p = BoucWenParams(k=1.0, alpha=0.0, A=1.0, beta=beta, gamma=gamma, n=1.0, substeps=k, rule=rule)
+        errors.append(relative_rms(BoucWen(p).force_history(x), exact))
+    assert errors[0] < (2e-2 if rule == "backward-euler" else 2e-4)
+    assert errors[0] / errors[1] > (3.5 if rule == "backward-euler" else 12.0)
+
+
+def test_hardening_blow_up_is_nan_not_a_number():
+    """n = 2, β + γ = −κ: dz/dx = A + κ z² blows up at x = π/(2√(Aκ)); one increment
+    past it has no backward-Euler root, and the update says so with NaN."""
+    p = BoucWenParams(k=1.0, alpha=0.0, A=1.0, beta=100.0, gamma=-200.0, n=2.0, substeps=1)
+    blow_up = np.pi / (2.0 * np.sqrt(100.0))
+    force = BoucWen(p).force_history(np.array([0.2 * blow_up, 3.0 * blow_up]))
+    assert np.isfinite(force[0]) and np.isnan(force[1])
+
+
+@pytest.mark.parametrize("beta_fraction", [0.5, 0.8, 2.0])
+def test_trapezoidal_rule_is_second_order_on_cycles(beta_fraction):
+    """Against scipy's solve_ivp of dz/dx (rtol 1e-11), on growing cycles: the
+    trapezoidal rule's error falls ≥ 10× for 4× the sub-steps (backward Euler's ≈ 4×),
+    and at one sub-step it is ≥ 20× smaller than backward Euler's, softening
+    (β/(β+γ) = 0.5, 0.8) and hardening (γ = −β·(… ) with β + γ < 0) alike."""
+    from scipy.integrate import solve_ivp
+
+    if beta_fraction > 1.0:  # hardening: β + γ = −0.5 β
+        beta, gamma = 600.0, -900.0
+    else:
+        beta, gamma = beta_fraction * 1000.0, (1.0 - beta_fraction) * 1000.0
+    n = 1.5
+    x = 1.5e-3 * np.sin(np.linspace(0.0, 6.0 * np.pi, 301)) * np.linspace(0.3, 1.0, 301)
+    z = [0.0]
+    for x0, x1 in zip(x[:-1], x[1:]):
+        dx = x1 - x0
+        rate = lambda _, w, dx=dx: [(1.0 - abs(w[0]) ** n * (gamma + beta * np.sign(dx * w[0]))) * dx]
+        z.append(solve_ivp(rate, (0.0, 1.0), [z[-1]], rtol=1e-11, atol=1e-15).y[0, -1])
+    exact = np.array(z)
+
+    def error(rule, substeps):
+        p = BoucWenParams(k=1.0, alpha=0.0, A=1.0, beta=beta, gamma=gamma, n=n, substeps=substeps, rule=rule)
+        return relative_rms(BoucWen(p).force_history(x), exact)
+
+    assert error("trapezoidal", 1) / error("trapezoidal", 4) > 10.0
+    assert 3.0 < error("backward-euler", 1) / error("backward-euler", 4) < 5.0
+    assert error("backward-euler", 1) / error("trapezoidal", 1) > 20.0
+
+
+@pytest.mark.opensees
+def test_hardening_region_equals_opensees_boucwen():
+    """OpenSees' BoucWen solves the same backward-Euler equation in the hardening region
+    too (β + γ < 0): one sub-step equals it on a cyclic history."""
+    p = BoucWenParams(k=1e5, alpha=0.5, A=1.0, beta=500.0, gamma=-800.0, n=1.0, substeps=1)
+    x = random_cyclic_history(21, 800, 1.5e-3)
+    ours = BoucWen(p).force_history(x)
+    assert np.all(np.isfinite(ours))
+    assert relative_rms(ours, opensees_boucwen(p, x)) < 1e-10
 
 
 def test_rate_independent_history_needs_no_dt():

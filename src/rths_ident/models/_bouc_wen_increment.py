@@ -16,18 +16,24 @@ w − w0 − h F(w) = 0 with h = |Δx| ≥ 0 and F(w) = A − |w|^n (γ + β sgn
 Robust solution (needed for n up to ~40 and large increments, where plain Newton from a
 poor start overshoots into |z|^n ≫ 1):
 
-* a bracket [lo, hi] that provably contains the root, from F being bounded between
-  min(F(w0), 0) and max(F(w0), A) along the path and from the ultimate value
-  w_u = (A/(β+γ))^{1/n} that the loading branch never crosses;
-* Newton iterations kept inside the bracket, falling back to bisection, run with
-  ``lax.while_loop`` on gradient-stopped inputs to a tight tolerance;
-* one final Newton step on the *differentiable* residual, which gives exact first
-  derivatives by the implicit-function theorem (dw/dθ = −g_θ/g_w), so ``jax.grad``,
-  ``jax.jacfwd`` and ``jax.vmap`` work through the update.
+* softening loading branch (β + γ > 0): a bracket [lo, hi] that provably contains the
+  root, from F being bounded between min(F(w0), 0) and max(F(w0), A) along the path and
+  from the ultimate value w_u = (A/(β+γ))^{1/n} that the loading branch never crosses;
+  Newton iterations kept inside the bracket, falling back to bisection;
+* hardening loading branch (β + γ ≤ 0, with β ≥ 0; e.g. the benchmark of Noël &
+  Schoukens, whose loops stiffen): F(w) ≥ A everywhere and F is convex, so g is concave
+  and increasing up to its root; Newton iterations from a point below the root (the
+  larger of w0 + hA and the linearly implicit predictor) rise monotonically to it. When
+  g stops increasing before a root (hF' ≥ 1: the increment is too large for a
+  hysteretic variable that grows without bound, n > 1 blows up at a finite
+  displacement) the update returns NaN, which a caller sees rather than a wrong number;
+* either way the iterations run with ``lax.while_loop`` on gradient-stopped inputs to a
+  tight tolerance, and one final Newton step on the *differentiable* residual gives
+  exact first derivatives by the implicit-function theorem (dw/dθ = −g_θ/g_w), so
+  ``jax.grad``, ``jax.jacfwd`` and ``jax.vmap`` work through the update.
 
-Requirements on the parameters (checked by the params containers): A > 0, β ≥ 0,
-β + γ > 0, n ≥ 1. Then the root is unique whenever g is monotone, and the bracket
-always holds one.
+Requirements on the parameters (checked by the params containers): A > 0, β ≥ 0, n ≥ 1.
+Then the root is unique whenever g is monotone, and the bracket always holds one.
 """
 
 from __future__ import annotations
@@ -64,22 +70,31 @@ def _residual(w, w0, h, A, beta, gamma, n):
 
 
 def ultimate_value(A, beta, gamma, n):
-    """z_u = (A/(β+γ))^{1/n}: the bound of |z| on the loading branch."""
-    return (A / (beta + gamma)) ** (1.0 / n)
+    """z_u = (A/(β+γ))^{1/n}: the bound of |z| on the loading branch; ∞ when β + γ ≤ 0
+    (a hardening loading branch: z grows without bound)."""
+    total = beta + gamma
+    softening = total > 0.0
+    return jnp.where(softening, (A / jnp.where(softening, total, 1.0)) ** (1.0 / n), jnp.inf)
 
 
 def _bracket_and_start(w0, h, A, beta, gamma, n, w_u):
     """A bracket [lo, hi] holding the root, and a predictor inside it."""
     rate0, d_rate0 = _rate(w0, A, beta, gamma, n)
+    # linearly implicit (Rosenbrock–Euler) predictor: one Newton step from w0
+    denominator = 1.0 - h * d_rate0
+    predictor = w0 + h * rate0 / jnp.where(denominator > 0.0, denominator, 1.0)
+    softening = jnp.isfinite(w_u)
+    # softening: the root lies between the extremes of F along the path and below w_u
     lo = w0 + h * jnp.minimum(rate0, 0.0)
     hi = w0 + h * jnp.maximum(rate0, A)
     below = w0 <= w_u
     hi = jnp.where(below, jnp.minimum(hi, w_u), hi)
     lo = jnp.where(below, lo, jnp.maximum(lo, w_u))
-    # linearly implicit (Rosenbrock–Euler) predictor, kept inside the bracket
-    denominator = 1.0 - h * d_rate0
-    predictor = w0 + h * rate0 / jnp.where(denominator > 0.0, denominator, 1.0)
-    return lo, hi, jnp.clip(predictor, lo, hi)
+    # hardening: F ≥ A, so the root is above w0 + hA; no finite upper bound (g concave:
+    # Newton from below the root rises to it)
+    lo = jnp.where(softening, lo, w0 + h * A)
+    hi = jnp.where(softening, hi, jnp.inf)
+    return lo, hi, jnp.where(softening, jnp.clip(predictor, lo, hi), jnp.maximum(predictor, lo))
 
 
 def _solve(w0, h, A, beta, gamma, n, w_u):
@@ -87,7 +102,8 @@ def _solve(w0, h, A, beta, gamma, n, w_u):
     ``lax.while_loop``. From the linearly implicit predictor, one Newton iteration
     usually suffices for the small increments of a fast loop."""
     lo, hi, start = _bracket_and_start(w0, h, A, beta, gamma, n, w_u)
-    tolerance = _RELATIVE_TOLERANCE * jnp.maximum(jnp.abs(w0), w_u)
+    scale = jnp.where(jnp.isfinite(w_u), w_u, jnp.abs(start))
+    tolerance = _RELATIVE_TOLERANCE * jnp.maximum(jnp.abs(w0), scale)
 
     def body(carry):
         it, w, lo, hi, _ = carry
@@ -96,7 +112,9 @@ def _solve(w0, h, A, beta, gamma, n, w_u):
         hi = jnp.where(g > 0.0, w, hi)
         newton = w - g / jnp.where(dg > 0.0, dg, 1.0)
         inside = (dg > 0.0) & (newton >= lo) & (newton <= hi)
-        w_next = jnp.where(g == 0.0, w, jnp.where(inside, newton, 0.5 * (lo + hi)))
+        # no finite bracket (hardening) and g no longer increasing: no root, NaN
+        fallback = jnp.where(jnp.isfinite(hi), 0.5 * (lo + hi), jnp.nan)
+        w_next = jnp.where(g == 0.0, w, jnp.where(inside, newton, fallback))
         return it + 1, w_next, lo, hi, jnp.abs(w_next - w)
 
     def unconverged(carry):
@@ -114,6 +132,22 @@ def backward_euler_increment(z0, dx, s, A, beta, gamma, n):
     :func:`rths_ident.models.base.direction_of_motion`). All arguments may be traced;
     the result is differentiable in every floating argument.
     """
+    return _implicit_increment(z0, dx, s, A, beta, gamma, n, trapezoidal=False)
+
+
+def trapezoidal_increment(z0, dx, s, A, beta, gamma, n):
+    """z at the end of a displacement increment ``dx`` from ``z0`` by the trapezoidal
+    rule, z − z0 − Δx (F(z0) + F(z))/2 = 0: second order in Δx where backward Euler is
+    first order (the rule of the dynamic fits, where the error must stay far below the
+    measurement noise at a modest number of sub-steps). It is the backward-Euler
+    equation from w0 + (h/2)F(w0) with the step h/2, and the bracket of the module
+    docstring holds for that start too (it uses only where F is positive, bounded and
+    monotone, not that the start lies on the path). Arguments as
+    :func:`backward_euler_increment`."""
+    return _implicit_increment(z0, dx, s, A, beta, gamma, n, trapezoidal=True)
+
+
+def _implicit_increment(z0, dx, s, A, beta, gamma, n, trapezoidal):
     w0 = s * z0
     h = s * dx  # ≥ 0 (0 when dx == 0)
     w_u = ultimate_value(A, beta, gamma, n)
@@ -125,6 +159,9 @@ def backward_euler_increment(z0, dx, s, A, beta, gamma, n):
         excess > 0.0, (A / jnp.where(excess > 0.0, excess, 1.0)) ** (1.0 / n), jnp.inf
     )
     w0 = jnp.where(w0 < -w_lim, -w_lim * (1.0 - 1e-9), w0)
+    if trapezoidal:  # the explicit half of the step; then backward Euler over h/2
+        w0 = w0 + 0.5 * h * _rate(w0, A, beta, gamma, n)[0]
+        h = 0.5 * h
 
     frozen = [lax.stop_gradient(a) for a in (w0, h, A, beta, gamma, n, w_u)]
     w_solved = lax.stop_gradient(_solve(*frozen))
@@ -143,4 +180,4 @@ def integrate_increment(substep, carry0, substeps):
     return lax.fori_loop(0, substeps, lambda _, carry: substep(carry), carry0)
 
 
-__all__ = ["backward_euler_increment", "integrate_increment", "ultimate_value"]
+__all__ = ["backward_euler_increment", "trapezoidal_increment", "integrate_increment", "ultimate_value"]

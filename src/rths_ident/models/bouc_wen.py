@@ -13,12 +13,29 @@ setTrialStrain solves z − z0 − Δε (Ao − |z|^n (gamma + beta sgn(Δε z))
 ``beta`` multiplies the sign-dependent term |ẋ||z|^{n−1}z and its ``gamma`` the term
 ẋ|z|^n, exactly as here (note OpenSees' argument order: ... n, gamma, beta, Ao).
 
+Sign region. β ≥ 0 (the sign-dependent term is what dissipates energy) and A > 0; γ
+takes either sign. The loading branch (ẋ z > 0) has dz/dx = A − (β+γ)|z|^n and the
+unloading branch dz/dx = A − (γ−β)|z|^n, so (:func:`sign_region`)
+
+* β + γ > 0, **softening**: z saturates at z_u = (A/(β+γ))^{1/n} (yielding columns);
+  with γ < 0 unloading is stiffer than the initial slope, with γ > β softer;
+* β + γ = 0, **linear loading**: dz/dx = A on loading, z grows without bound;
+* β + γ < 0, **hardening**: the loading branch stiffens (dz/dx > A), z grows without
+  bound (exponentially for n = 1; for n > 1 it blows up at a finite displacement
+  excursion, where the update returns NaN). Loops that stiffen towards their tips, as
+  in the Bouc–Wen benchmark of Noël & Schoukens (2016), need this region.
+
 The model is rate-independent: z is integrated in the displacement, dz/dx = A −
 |z|^n (γ + β sgn(Δx z)), over each increment by ``substeps`` backward-Euler sub-steps
-solved with a bracketed Newton iteration (see :mod:`._bouc_wen_increment`). The update
-stays finite, with |z| ≤ z_u, for any increment and n up to 100.
+solved with a bracketed (softening) or monotone (hardening) Newton iteration (see
+:mod:`._bouc_wen_increment`). In the softening region the update stays finite, with
+|z| ≤ z_u, for any increment and n up to 100.
 
-``substeps=1`` is exactly OpenSees' update; it is accurate for the small increments of a
+``rule`` chooses the update of a sub-step: ``"backward-euler"`` (the default, OpenSees'
+equation, first order in the increment) or ``"trapezoidal"`` (z − z0 − Δx (F(z0) +
+F(z))/2 = 0, second order: at one sub-step 20–300 times more accurate on cyclic paths,
+for the same cost; the dynamic fits use it). ``substeps=1`` with backward Euler is
+exactly OpenSees' update; it is accurate for the small increments of a
 fast loop (3e-4 relative RMS at 4 kHz) and about twice as fast as the default. The
 default ``substeps=4`` keeps the O(Δx) backward-Euler error at 0.2–1 % relative RMS for
 coarse steps (0.02 s, increments ~z_u; 0.6–4 % with one sub-step); 16 gives
@@ -38,13 +55,13 @@ from rths_ident._params import field_range, params_dataclass
 from rths_ident.models._bouc_wen_increment import (
     backward_euler_increment,
     integrate_increment,
+    trapezoidal_increment,
     ultimate_value,
 )
 from rths_ident.models.base import (
     ElementInputs,
     HystereticModel,
     direction_of_motion,
-    is_concrete,
     scan_force,
     tangent_from_step,
 )
@@ -59,10 +76,15 @@ from rths_ident.models.fit_specification import (
 )
 from rths_ident.models.opensees_twin import OpenSeesTwin
 
-__all__ = ["BoucWenParams", "BoucWenState", "BoucWen", "ENTRY", "gamma_from_ratio", "ratio_from_gamma"]
+__all__ = ["BoucWenParams", "BoucWenState", "BoucWen", "ENTRY", "gamma_from_ratio", "ratio_from_gamma",
+           "sign_region", "SIGN_REGIONS"]
 
 
-@params_dataclass(static=("substeps",))
+#: the update rules of z over a displacement increment (static ``BoucWenParams.rule``)
+UPDATE_RULES = {"backward-euler": backward_euler_increment, "trapezoidal": trapezoidal_increment}
+
+
+@params_dataclass(static=("substeps", "rule"))
 class BoucWenParams:
     """Bouc–Wen parameters (SI). z has the unit of displacement [m]."""
 
@@ -76,29 +98,34 @@ class BoucWenParams:
     beta: float = field_range(
         low=0.0, unit="1/m^n", doc="β, weight of the sign-dependent term |ẋ||z|^{n-1}z"
     )
-    gamma: float = field_range(unit="1/m^n", doc="γ, weight of the term ẋ|z|^n (β + γ > 0)")
+    gamma: float = field_range(
+        unit="1/m^n", doc="γ, weight of the term ẋ|z|^n (any sign; β + γ ≤ 0: hardening loops)"
+    )
     n: float = field_range(
         low=1.0, high=100.0, unit="-", doc="n, sharpness of the elastic-plastic transition"
     )
     substeps: int = 4
+    rule: str = "backward-euler"
 
     def __post_init__(self):
         if not isinstance(self.substeps, int) or self.substeps < 1:
             raise ParameterError(
                 f"BoucWenParams.substeps = {self.substeps!r} must be an integer >= 1"
             )
-        if is_concrete(self.beta, self.gamma):
-            total = np.min(np.asarray(self.beta, dtype=float) + np.asarray(self.gamma, dtype=float))
-            if not total > 0.0:
-                raise ParameterError(
-                    f"BoucWenParams.gamma = {self.gamma!r} must satisfy beta + gamma > 0 "
-                    f"(beta = {self.beta!r}); otherwise z has no ultimate value"
-                )
+        if self.rule not in UPDATE_RULES:
+            raise ParameterError(
+                f"BoucWenParams.rule = {self.rule!r} must be one of {', '.join(UPDATE_RULES)}"
+            )
 
     @property
     def yield_displacement(self):
-        """z_u = (A/(β+γ))^{1/n} [m] (Eq. 2.4 for n = 1)."""
+        """z_u = (A/(β+γ))^{1/n} [m] (Eq. 2.4 for n = 1); ∞ in the hardening region."""
         return ultimate_value(self.A, self.beta, self.gamma, self.n)
+
+    @property
+    def sign_region(self) -> str:
+        """``softening``, ``linear loading`` or ``hardening`` (:func:`sign_region`)."""
+        return sign_region(self.beta, self.gamma)
 
     @classmethod
     def from_yield(
@@ -117,6 +144,17 @@ class BoucWenParams:
             n=n,
             substeps=substeps,
         )
+
+
+#: the sign regions of (β, γ) (module docstring), by the sign of β + γ
+SIGN_REGIONS = ("softening", "linear loading", "hardening")
+
+
+def sign_region(beta: float, gamma: float) -> str:
+    """Which region (β, γ) is in: ``softening`` (β + γ > 0: z saturates at z_u),
+    ``linear loading`` (β + γ = 0) or ``hardening`` (β + γ < 0: loops stiffen on loading)."""
+    total = float(beta) + float(gamma)
+    return SIGN_REGIONS[0] if total > 0.0 else SIGN_REGIONS[1] if total == 0.0 else SIGN_REGIONS[2]
 
 
 class BoucWenState(NamedTuple):
@@ -156,11 +194,10 @@ class BoucWen(HystereticModel):
         dx = x - state.displacement
         s = direction_of_motion(dx, inputs.velocity)
         sub_dx = dx / params.substeps
+        increment = UPDATE_RULES[params.rule]
 
         def substep(z):
-            return backward_euler_increment(
-                z, sub_dx, s, params.A, params.beta, params.gamma, params.n
-            )
+            return increment(z, sub_dx, s, params.A, params.beta, params.gamma, params.n)
 
         z = integrate_increment(substep, state.z, params.substeps)
         return BoucWenState(displacement=x, z=z), BoucWen.force(params, x, z)
@@ -211,7 +248,7 @@ def _fit_parameters(context: FitContext) -> FitParameters:
         FreeParameter("k", 0.05, 2000.0, k0),
         FreeParameter("alpha", 0.0, 0.95, 0.05, log=False),
         FreeParameter("beta", 1e-3, 1e5, 0.5 / z_u),
-        FreeParameter("gamma_over_beta", -0.9, 1.0, 0.5, log=False),
+        FreeParameter("gamma_over_beta", -2.0, 1.0, 0.5, log=False),  # < −1: hardening
         FreeParameter("n", 1.0, 6.0, 1.5, log=False),
     ]
     if context.free_A:
@@ -261,7 +298,7 @@ ENTRY = ModelEntry(
     opensees_twin=OpenSeesTwin(
         "BoucWen", _opensees_arguments,
         updatable={"k": "ko", "alpha": "alpha", "n": "n", "gamma": "gamma", "beta": "beta", "A": "Ao"},
-        exact_with={"substeps": 1}),
+        exact_with={"substeps": 1, "rule": "backward-euler"}),
     example=BoucWenParams(k=2.0e6, alpha=0.1, A=1.0, beta=600.0, gamma=400.0, n=1.5),  # z_u = 1 cm
     example_peak_displacement=0.03,
 )

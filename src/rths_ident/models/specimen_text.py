@@ -38,6 +38,9 @@ def parse_specimen(text: str, source: str = "specimen"):
         if key not in fields:
             raise ParameterError(f"{source} {name}: unknown field {key!r}; fields of {name}: {valid}")
         default = fields[key].default
+        if isinstance(default, str):  # a static choice, e.g. Bouc–Wen rule=trapezoidal
+            values[key] = raw.strip()
+            continue
         try:
             values[key] = int(raw) if isinstance(default, int) and not isinstance(default, bool) else float(raw)
         except ValueError:

@@ -49,6 +49,8 @@ def format_report(result: FitResult) -> str:
     held = [n for n in result.params if n not in result.fitted]
     if held:
         lines.append("  held: " + ", ".join(f"{n} = {_fmt(result.params[n])}" for n in held))
+    if "sign_region" in result.details:
+        lines.append(f"  sign region: {result.details['sign_region']} (docs/models/bouc_wen.md)")
     lines.extend(_form_lines(result.details))
     lines.extend(_identifiability_lines(result.details.get("identifiability")))
     lines.append("")

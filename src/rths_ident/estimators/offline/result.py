@@ -68,7 +68,7 @@ class FitResult:
         if self.posterior is not None:
             out["posterior"] = self.posterior
         details = dict(self.details)
-        for key in ("form", "identifiability"):  # nls: shown at the top level
+        for key in ("form", "identifiability", "sign_region"):  # shown at the top level
             if key in details:
                 out[key] = _jsonable(details.pop(key))
         if details:
@@ -95,17 +95,21 @@ def make_result(model_name: str, method: str, model_class, params_si: dict, fitt
     """Assemble a :class:`FitResult`; validates ``params_si`` through the model's Params
     (``config``: static fields such as ``substeps``, not reported as parameters)."""
     validated = model_class.Params(**params_si, **(config or {}))  # ParameterError if out of range
-    del validated
+    details = dict(details or {})
+    region = getattr(validated, "sign_region", None)  # Bouc–Wen: softening / linear loading / hardening
+    if region is not None:
+        details["sign_region"] = region
     fitted_force = np.asarray(fitted_force, dtype=float)
     return FitResult(
         model=model_name,
         method=method,
         params={k: float(v) for k, v in params_si.items()},
         fitted=list(fitted),
-        units=units_of(model_class.Params),
+        units={name: unit for name, unit in units_of(model_class.Params).items()
+               if not isinstance(getattr(validated, name), str)},  # not the static choices (rule)
         data=data,
         fitted_force=fitted_force,
         goodness=goodness_of_fit(fitted_force, data.force),
         posterior=posterior,
-        details=details or {},
+        details=details,
     )
