@@ -11,6 +11,7 @@ import json
 import sys
 
 from rths_ident.cli.common_options import add_json_option, add_plots_option, add_quiet_option
+from rths_ident.cli.option_values import fixed_values
 from rths_ident.errors import ParameterError
 
 __all__ = ["add_fit_command", "run_fit", "main"]
@@ -64,20 +65,6 @@ def _pairs(text: str, option: str, allowed: dict[int, tuple[str, ...]]) -> dict[
     return dict(zip(allowed[len(items)], items))
 
 
-def _fixed_values(text: str) -> dict[str, float]:
-    """``name=value,...`` → {name: float}."""
-    out = {}
-    for item in (part.strip() for part in text.split(",") if part.strip()):
-        name, sep, value = item.partition("=")
-        try:
-            if not sep:
-                raise ValueError
-            out[name.strip()] = float(value)
-        except ValueError:
-            raise ParameterError(f"--fix {text!r}: give name=value pairs separated by commas, e.g. 'n=1'") from None
-    return out
-
-
 def _model_forms() -> tuple[str, ...]:
     """The nested forms of the registered models that have them (``--form``)."""
     from rths_ident.models import MODELS  # noqa: PLC0415
@@ -118,15 +105,16 @@ def add_fit_command(subparsers) -> argparse.ArgumentParser:
                          help="Bouc–Wen: estimate A too (default A = 1 for identifiability)")
     fitting.add_argument("--fix", help="hold parameters at known SI values, e.g. 'n=1' (Bouc–Wen) or 'k_h=0,alpha_sv=0.1'")
     fitting.add_argument("--substeps", type=int, help="Bouc–Wen models: sub-increments of the z update per "
-                         "sample (default: the model's); more reduce the discretisation bias on coarse records")
+                         "sample (default: the model's); more reduce the discretisation bias on coarse records. "
+                         "--dynamic: time sub-steps per sample of the oscillator (default: ω_n·Δt/S ≤ 0.02)")
     fitting.add_argument("--starts", type=int, help="ls/nls: local refinements (multi-start; default 4 for ls, "
                          "2 per form for nls: the global optimum and the best other start)")
     fitting.add_argument("--form", default="auto", choices=("auto", *_model_forms()),
                          help="pinching-boucwen: which degradation/pinching parameters are free; auto (default) "
                          "frees them when the data support it (nested BIC comparisons, docs/fitting.md)")
-    fitting.add_argument("--global-generations", type=int, default=40,
-                         help="nls: generations of the differential-evolution stage before the local "
-                         "refinement (default 40; 0 skips it)")
+    fitting.add_argument("--global-generations", type=int,
+                         help="nls and --dynamic: generations of the differential-evolution stage before the local "
+                         "refinement (default 40, --dynamic 30; 0 skips it)")
     fitting.add_argument("--seed", type=int, default=0, help="random seed (Latin hypercube, NUTS)")
     fitting.add_argument("--draws", type=int, default=300, help="bayes: draws per chain (default 300)")
     fitting.add_argument("--warmup", type=int, default=300, help="bayes: warm-up steps per chain (default 300)")
@@ -136,6 +124,9 @@ def add_fit_command(subparsers) -> argparse.ArgumentParser:
     linear.add_argument("--numerical-mass", type=float, default=0.0, help="logdec: M_1 of the numerical part [kg]")
     linear.add_argument("--numerical-damping", type=float, default=0.0, help="logdec: C_1 [N·s/m]")
     linear.add_argument("--numerical-stiffness", type=float, default=0.0, help="logdec: K_1 [N/m]")
+    from rths_ident.cli.fit_dynamic import add_dynamic_arguments  # noqa: PLC0415
+
+    add_dynamic_arguments(parser)
     out = parser.add_argument_group("output")
     add_json_option(out, "the fitted parameters and their diagnostics")
     add_plots_option(out, f"the measured vs fitted loops ({LOOPS_FIGURE}; bayes: also {TRACE_FIGURE}, "
@@ -200,6 +191,18 @@ def run_fit(args: argparse.Namespace) -> int:
     for name in ("starts", "draws", "warmup", "chains"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             raise ParameterError(f"--{name} must be a positive integer; got {getattr(args, name)}")
+    if args.dynamic:
+        from rths_ident.cli.fit_dynamic import run_dynamic_fit  # noqa: PLC0415
+
+        return run_dynamic_fit(args)
+    from rths_ident.cli.fit_dynamic import DYNAMIC_ONLY  # noqa: PLC0415
+
+    dynamic_only = ["--" + name.replace("_kind", "").replace("_", "-") for name in DYNAMIC_ONLY
+                    if getattr(args, name) is not None]
+    if dynamic_only:
+        raise ParameterError(f"{', '.join(dynamic_only)} apply to a dynamic test: add --dynamic")
+    if args.global_generations is None:
+        args.global_generations = 40
     # before the fit: a path that cannot be written must not cost the fit
     plots = check_output_folder("--plots", args.plots) if args.plots else None
     json_path = check_output_file("--json", args.json, will_exist=plots) if args.json else None
@@ -230,7 +233,7 @@ def run_fit(args: argparse.Namespace) -> int:
         if args.fix:
             if args.model == "auto":
                 raise ParameterError("--fix names parameters of one model; it cannot be used with --model auto")
-            options["fixed"] = _fixed_values(args.fix)
+            options["fixed"] = fixed_values(args.fix)
         if args.method == "bayes":
             options.update(draws=args.draws, warmup=args.warmup, chains=args.chains)
         if args.starts is not None:

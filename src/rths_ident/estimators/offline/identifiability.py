@@ -29,9 +29,12 @@ sensitivities) and the pairs of parameters with |correlation| > 0.95.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
-__all__ = ["identifiability", "effective_sample_size", "RELATIVE_SE_LIMIT", "RANGE_SE_LIMIT", "SINGULAR_RATIO"]
+__all__ = ["identifiability", "covariance", "Covariance", "effective_sample_size", "RELATIVE_SE_LIMIT",
+           "RANGE_SE_LIMIT", "SINGULAR_RATIO"]
 
 RELATIVE_SE_LIMIT = 0.5
 RANGE_SE_LIMIT = 0.1
@@ -50,16 +53,33 @@ def effective_sample_size(residual: np.ndarray, n_parameters: int) -> float:
     return float(min(max(n * (1.0 - rho) / (1.0 + rho), n_parameters + 1.0), n))
 
 
-def identifiability(jacobian, residual, names, coordinates, lower, upper, log_flags) -> dict:
-    """Identifiability report of a fit (module docstring). ``jacobian`` (n × p) and
-    ``residual`` (n) at the optimum ``coordinates``; ``lower``/``upper`` the coordinate
-    bounds; ``log_flags[j]`` True for log coordinates. Returns a JSON-ready dict."""
+class Covariance(NamedTuple):
+    """The linearised covariance of a least-squares optimum (module docstring).
+
+    matrix : Cov(q*) (p × p), in the coordinates of the Jacobian's columns; rows and
+        columns of structurally unidentifiable coordinates are those of the
+        pseudo-inverse (their standard error is reported as inf).
+    standard_errors : √diag (inf where structurally unidentifiable).
+    correlation : matrix / (SE SEᵀ) (NaN where a standard error is 0 or inf).
+    structurally : bool per coordinate: part of a null direction of J.
+    singular_values : of the column-scaled Jacobian, largest first.
+    n_effective : the effective sample size of the residual.
+    """
+
+    matrix: np.ndarray
+    standard_errors: np.ndarray
+    correlation: np.ndarray
+    structurally: np.ndarray
+    singular_values: np.ndarray
+    n_effective: float
+
+
+def covariance(jacobian, residual) -> Covariance:
+    """Cov(q*) ≈ s² (JᵀJ)⁻¹ with s² = ‖r‖²/(n − p)·n/n_eff, from the column-scaled
+    Jacobian's SVD (module docstring)."""
     J = np.asarray(jacobian, dtype=float)
     r = np.asarray(residual, dtype=float)
-    q = np.asarray(coordinates, dtype=float)
     n, p = J.shape
-    if p != len(names):
-        raise ValueError(f"jacobian has {p} columns but {len(names)} names were given")
     norms = np.linalg.norm(J, axis=0)
     safe = np.where(norms > 0.0, norms, 1.0)
     scaled = J / safe
@@ -83,6 +103,22 @@ def identifiability(jacobian, residual, names, coordinates, lower, upper, log_fl
     with np.errstate(invalid="ignore", divide="ignore"):
         correlation = cov / np.outer(se, se)
     correlation[~np.isfinite(correlation)] = np.nan
+    return Covariance(cov, se, correlation, structurally, singular, n_eff)
+
+
+def identifiability(jacobian, residual, names, coordinates, lower, upper, log_flags) -> dict:
+    """Identifiability report of a fit (module docstring). ``jacobian`` (n × p) and
+    ``residual`` (n) at the optimum ``coordinates``; ``lower``/``upper`` the coordinate
+    bounds; ``log_flags[j]`` True for log coordinates. Returns a JSON-ready dict."""
+    J = np.asarray(jacobian, dtype=float)
+    q = np.asarray(coordinates, dtype=float)
+    n, p = J.shape
+    if p != len(names):
+        raise ValueError(f"jacobian has {p} columns but {len(names)} names were given")
+    result = covariance(J, residual)
+    se, correlation, structurally = result.standard_errors, result.correlation, result.structurally
+    singular, n_eff = result.singular_values, result.n_effective
+    smax = float(singular[0]) if singular.size else 0.0
 
     parameters = {}
     for j, name in enumerate(names):

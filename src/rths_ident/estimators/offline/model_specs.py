@@ -34,7 +34,7 @@ from rths_ident.models.fit_specification import FitContext, FreeParameter
 from rths_ident.models.registry import MODELS
 
 __all__ = ["FreeParameter", "ModelSpec", "fittable_models", "substep_models", "model_spec", "model_class",
-           "dimension_of_unit", "fit_context", "initial_stiffness", "hysteretic_energy"]
+           "dimension_of_unit", "fit_context", "initial_stiffness", "hysteretic_energy", "spec_for_context"]
 
 
 def fittable_models() -> tuple[str, ...]:
@@ -239,9 +239,19 @@ def model_spec(name: str, data: FitData, *, free_A: bool = False, substeps: int 
     ``form`` (models with nested forms, e.g. pinching-boucwen): the spec of that form
     alone; None keeps every coordinate with the nested ``forms`` for the form selection.
     """
-    spec = _model_spec(name, data, free_A)
+    return spec_for_context(name, fit_context(data, free_A), data.scales(), substeps=substeps, fixed=fixed,
+                            form=form)
+
+
+def spec_for_context(name: str, context: FitContext, scales: Scales, *, substeps: int | None = None,
+                     fixed: dict[str, float] | None = None, form: str | None = None,
+                     config: dict | None = None) -> ModelSpec:
+    """:func:`model_spec` for a record described by its :class:`FitContext` and unit
+    ``scales`` alone (the dynamic fits, whose record has no measured force);
+    ``config``: further static Params fields (e.g. Bouc–Wen ``rule``)."""
+    spec = _model_spec(name, context)
     if fixed:
-        spec = _hold(spec, dict(fixed), data)
+        spec = _hold(spec, dict(fixed), scales)
     if form is not None:
         if not spec.forms:
             with_forms = [n for n, entry in MODELS.items() if entry.fit.forms]
@@ -253,10 +263,12 @@ def model_spec(name: str, data: FitData, *, free_A: bool = False, substeps: int 
         if int(substeps) != substeps or substeps < 1:
             raise ParameterError(f"substeps must be a positive integer; got {substeps!r}")
         spec = dataclasses.replace(spec, config={"substeps": int(substeps)})
+    if config:
+        spec = dataclasses.replace(spec, config={**spec.config, **config})
     return spec
 
 
-def _hold(spec: ModelSpec, fixed: dict, data: FitData) -> ModelSpec:
+def _hold(spec: ModelSpec, fixed: dict, scales: Scales) -> ModelSpec:
     """Move ``fixed`` (SI values) from the free coordinates to the held fields."""
     fixable = [p.name for p in spec.free if p.name in spec.dimensions and spec.dimensions[p.name][1] != "-n"]
     unknown = [n for n in fixed if n not in fixable]
@@ -264,7 +276,7 @@ def _hold(spec: ModelSpec, fixed: dict, data: FitData) -> ModelSpec:
         raise ParameterError(
             f"cannot fix {', '.join(map(repr, unknown))} of model {spec.name!r}; fixable parameters: {', '.join(fixable)}"
         )
-    normalised = spec.to_normalised({k: float(v) for k, v in fixed.items()}, data.scales())
+    normalised = spec.to_normalised({k: float(v) for k, v in fixed.items()}, scales)
     held = dict(spec.held)
     held.update(normalised)
     free = tuple(p for p in spec.free if p.name not in fixed)
@@ -285,9 +297,9 @@ def fit_context(data: FitData, free_A: bool = False) -> FitContext:
     return FitContext(initial_stiffness(x, f), hysteretic_energy(x, f), data.time_is_physical, free_A)
 
 
-def _model_spec(name: str, data: FitData, free_A: bool) -> ModelSpec:
+def _model_spec(name: str, context: FitContext) -> ModelSpec:
     entry = MODELS[name]
-    free, held = entry.fit.parameters(fit_context(data, free_A))
+    free, held = entry.fit.parameters(context)
     return ModelSpec(name, tuple(free), dict(held), _dimensions(entry.model), entry.fit.fields_from_coordinates,
                      includes_inertia=hasattr(entry.model, "inertia_force"), forms=dict(entry.fit.forms),
                      off=dict(entry.fit.off))
