@@ -170,6 +170,16 @@ def _pinching(entry, p, x, v):
     return _bouc_wen_reference(p.k, p.alpha, p.A, p.beta, p.gamma, p.n)(x)
 
 
+def _gap(entry, p, x, v):
+    """Without degradation and pinching: Bouc–Wen plus the gap spring k_g max(x − g, 0) (x > 0)."""
+    return _bouc_wen_reference(p.k, p.alpha, p.A, p.beta, p.gamma, p.n)(x) + p.k_gap * np.maximum(x - p.gap, 0.0)
+
+
+def _spring(entry, p, x, v):
+    """Without degradation and pinching: Bouc–Wen plus the cubic spring k₃ x³."""
+    return _bouc_wen_reference(p.k, p.alpha, p.A, p.beta, p.gamma, p.n)(x) + p.k3 * x**3
+
+
 def _degrading(entry, p, x, v):
     """Without degradation, cubic spring and damping: Bouc–Wen with A = 1, z = r/((1−α_sv)k_e),
     β = η₁/z_y^N, γ = η₂/z_y^N, z_y = f_y0/((1 − α_sv) k_e) (seed 000 Eq. 4.3)."""
@@ -186,6 +196,12 @@ REFERENCES = {
     "boucwen": (_boucwen, {"substeps": 64}, 1e-4),
     "pinching-boucwen": (_pinching, {"delta_A": 0.0, "delta_nu": 0.0, "delta_eta": 0.0, "zeta_s": 0.0,
                                      "substeps": 64}, 1e-4),
+    # positive-side loading: the asymmetric model's positive side is the pinching model's
+    "asymmetric-boucwen": (_pinching, {"delta_A": 0.0, "delta_nu": 0.0, "delta_eta": 0.0, "zeta_s": 0.0,
+                                       "substeps": 64}, 1e-4),
+    "gap-boucwen": (_gap, {"delta_A": 0.0, "delta_nu": 0.0, "delta_eta": 0.0, "zeta_s": 0.0, "substeps": 64}, 1e-4),
+    "spring-boucwen": (_spring, {"delta_A": 0.0, "delta_nu": 0.0, "delta_eta": 0.0, "zeta_s": 0.0,
+                                 "substeps": 64}, 1e-4),
     "degrading-boucwen": (_degrading, {"stiffness_degradation": 0.0, "strength_degradation": 0.0, "k_h": 0.0,
                                        "c_e": 0.0, "substeps": 64}, 1e-4),
 }
@@ -447,5 +463,6 @@ def test_a_new_model_passes_the_opensees_twin_check_and_builds(perfectly_plastic
 
 
 def test_registered_names_are_the_command_line_names():
-    assert NAMES == ("lugre", "boucwen", "degrading-boucwen", "pinching-boucwen", "bilinear", "linear")
+    assert NAMES == ("lugre", "boucwen", "degrading-boucwen", "pinching-boucwen", "asymmetric-boucwen", "gap-boucwen",
+                     "spring-boucwen", "bilinear", "linear")
     assert MODELS["boucwen"].model is BoucWen and MODELS["boucwen"].params is BoucWenParams

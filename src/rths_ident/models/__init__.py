@@ -7,11 +7,15 @@ CONTRIBUTING.md, "Hysteretic element models").
 | :class:`BoucWen` | seed 001 Eqs. 2.3–2.4 (standard Wen signs) | α k x + (1−α) k z |
 | :class:`DegradingBoucWen` | seed 000 Eqs. 4.2–4.7 + companion repo | α_sv k_e x + r + k_h x³ + c_e ẋ |
 | :class:`PinchingBoucWen` | Baber & Noori 1986, Foliente 1995 (BWBN) | α k x + (1−α) k z, pinched ż |
+| :class:`AsymmetricBoucWen` | BWBN, two-sided strength and pinch (Song & Der Kiureghian 2006) | as BWBN |
+| :class:`GapBoucWen` | BWBN ∥ a gap spring (slip, then contact) | + k_g sgn(x) max(|x| − g, 0) |
+| :class:`SpringBoucWen` | BWBN ∥ a cubic elastic spring | + k₃ x³ |
 | :class:`BilinearKinematic` | seed 001 Eq. 2.2 (= OpenSees Steel01, a_i = 0) | return map |
 | :class:`LinearElement` | m–c–k | c ẋ + k x (inertia m ẍ separate) |
 
 :data:`MODELS` (:mod:`.registry`) maps the names a user writes (``lugre``, ``boucwen``,
-``degrading-boucwen``, ``pinching-boucwen``, ``bilinear``, ``linear``) to these classes
+``degrading-boucwen``, ``pinching-boucwen``, ``asymmetric-boucwen``, ``gap-boucwen``,
+``spring-boucwen``, ``bilinear``, ``linear``) to these classes
 and what goes with each: its docs page, offline fit specification, linear-in-parameters
 form and OpenSees twin (:class:`ModelEntry`).
 """
@@ -24,6 +28,7 @@ from rths_ident.models.base import (
     tangent_from_step,
     velocity_from_displacement,
 )
+from rths_ident.models.asymmetric_bouc_wen import AsymmetricBoucWen, AsymmetricBoucWenParams
 from rths_ident.models.bilinear import BilinearKinematic, BilinearParams, BilinearState
 from rths_ident.models.bouc_wen import BoucWen, BoucWenParams, BoucWenState
 from rths_ident.models.degrading_bouc_wen import (
@@ -31,6 +36,7 @@ from rths_ident.models.degrading_bouc_wen import (
     DegradingBoucWenParams,
     DegradingBoucWenState,
 )
+from rths_ident.models.gap_bouc_wen import GapBoucWen, GapBoucWenParams
 from rths_ident.models.linear import LinearElement, LinearParams, LinearState
 from rths_ident.models.lugre import LuGreParams, LuGreState, ModifiedLuGre
 from rths_ident.models.pinching_bouc_wen import (
@@ -38,6 +44,7 @@ from rths_ident.models.pinching_bouc_wen import (
     PinchingBoucWenParams,
     PinchingBoucWenState,
 )
+from rths_ident.models.spring_bouc_wen import SpringBoucWen, SpringBoucWenParams
 from rths_ident.models.registry import MODELS, ModelEntry, entry_of, name_of_model, opensees_twin_of, opensees_twins
 from rths_ident.models.specimen_text import parse_specimen
 
@@ -60,6 +67,12 @@ __all__ = [
     "PinchingBoucWen",
     "PinchingBoucWenParams",
     "PinchingBoucWenState",
+    "AsymmetricBoucWen",
+    "AsymmetricBoucWenParams",
+    "GapBoucWen",
+    "GapBoucWenParams",
+    "SpringBoucWen",
+    "SpringBoucWenParams",
     "BilinearKinematic",
     "BilinearParams",
     "BilinearState",

@@ -47,13 +47,15 @@ _MAX_ITERATIONS = 60
 _RELATIVE_TOLERANCE = 1e-10
 
 
-def _rate(w, A, beta, gamma, n):
-    """F(w) = A − |w|^n (γ + β sgn w) and dF/dw (for h ≥ 0, w = s z).
+def _rate(w, A, c_plus, c_minus, n):
+    """F(w) = A − |w|^n ψ(w) and dF/dw (for h ≥ 0, w = s z), ψ = c₊ on the branch
+    moving away from z = 0 (w ≥ 0) and c₋ on the branch moving towards it (w < 0):
+    c₊ = β + γ, c₋ = γ − β for Bouc–Wen.
 
     |w|^{n−1} is computed once as exp((n−1) log|w|) and is 0 at w = 0 (n ≥ 1), with
     finite derivatives there.
     """
-    psi = gamma + beta * jnp.where(w >= 0.0, 1.0, -1.0)
+    psi = jnp.where(w >= 0.0, c_plus, c_minus)
     abs_w = jnp.abs(w)
     positive = abs_w > 0.0
     log_abs_w = jnp.log(jnp.where(positive, abs_w, 1.0))
@@ -64,22 +66,26 @@ def _rate(w, A, beta, gamma, n):
     return rate, d_rate
 
 
-def _residual(w, w0, h, A, beta, gamma, n):
-    rate, d_rate = _rate(w, A, beta, gamma, n)
+def _residual(w, w0, h, A, c_plus, c_minus, n):
+    rate, d_rate = _rate(w, A, c_plus, c_minus, n)
     return w - w0 - h * rate, 1.0 - h * d_rate
 
 
 def ultimate_value(A, beta, gamma, n):
     """z_u = (A/(β+γ))^{1/n}: the bound of |z| on the loading branch; ∞ when β + γ ≤ 0
     (a hardening loading branch: z grows without bound)."""
-    total = beta + gamma
-    softening = total > 0.0
-    return jnp.where(softening, (A / jnp.where(softening, total, 1.0)) ** (1.0 / n), jnp.inf)
+    return _loading_limit(A, beta + gamma, n)
 
 
-def _bracket_and_start(w0, h, A, beta, gamma, n, w_u):
+def _loading_limit(A, c_plus, n):
+    """(A/c₊)^{1/n}, ∞ when c₊ ≤ 0."""
+    softening = c_plus > 0.0
+    return jnp.where(softening, (A / jnp.where(softening, c_plus, 1.0)) ** (1.0 / n), jnp.inf)
+
+
+def _bracket_and_start(w0, h, A, c_plus, c_minus, n, w_u):
     """A bracket [lo, hi] holding the root, and a predictor inside it."""
-    rate0, d_rate0 = _rate(w0, A, beta, gamma, n)
+    rate0, d_rate0 = _rate(w0, A, c_plus, c_minus, n)
     # linearly implicit (Rosenbrock–Euler) predictor: one Newton step from w0
     denominator = 1.0 - h * d_rate0
     predictor = w0 + h * rate0 / jnp.where(denominator > 0.0, denominator, 1.0)
@@ -97,17 +103,17 @@ def _bracket_and_start(w0, h, A, beta, gamma, n, w_u):
     return lo, hi, jnp.where(softening, jnp.clip(predictor, lo, hi), jnp.maximum(predictor, lo))
 
 
-def _solve(w0, h, A, beta, gamma, n, w_u):
+def _solve(w0, h, A, c_plus, c_minus, n, w_u):
     """Root of w − w0 − h F(w) by bracketed Newton (bisection fallback) in a
     ``lax.while_loop``. From the linearly implicit predictor, one Newton iteration
     usually suffices for the small increments of a fast loop."""
-    lo, hi, start = _bracket_and_start(w0, h, A, beta, gamma, n, w_u)
+    lo, hi, start = _bracket_and_start(w0, h, A, c_plus, c_minus, n, w_u)
     scale = jnp.where(jnp.isfinite(w_u), w_u, jnp.abs(start))
     tolerance = _RELATIVE_TOLERANCE * jnp.maximum(jnp.abs(w0), scale)
 
     def body(carry):
         it, w, lo, hi, _ = carry
-        g, dg = _residual(w, w0, h, A, beta, gamma, n)
+        g, dg = _residual(w, w0, h, A, c_plus, c_minus, n)
         lo = jnp.where(g < 0.0, w, lo)
         hi = jnp.where(g > 0.0, w, hi)
         newton = w - g / jnp.where(dg > 0.0, dg, 1.0)
@@ -132,7 +138,7 @@ def backward_euler_increment(z0, dx, s, A, beta, gamma, n):
     :func:`rths_ident.models.base.direction_of_motion`). All arguments may be traced;
     the result is differentiable in every floating argument.
     """
-    return _implicit_increment(z0, dx, s, A, beta, gamma, n, trapezoidal=False)
+    return _implicit_increment(z0, dx, s, A, beta + gamma, gamma - beta, n, trapezoidal=False)
 
 
 def trapezoidal_increment(z0, dx, s, A, beta, gamma, n):
@@ -144,30 +150,39 @@ def trapezoidal_increment(z0, dx, s, A, beta, gamma, n):
     docstring holds for that start too (it uses only where F is positive, bounded and
     monotone, not that the start lies on the path). Arguments as
     :func:`backward_euler_increment`."""
-    return _implicit_increment(z0, dx, s, A, beta, gamma, n, trapezoidal=True)
+    return _implicit_increment(z0, dx, s, A, beta + gamma, gamma - beta, n, trapezoidal=True)
 
 
-def _implicit_increment(z0, dx, s, A, beta, gamma, n, trapezoidal):
+def branch_increment(z0, dx, s, A, c_plus, c_minus, n, rule: str = "backward-euler"):
+    """The increment of dz/dx = A − |z|^n ψ with ψ = c₊ where z has the sign of the
+    motion (moving away from 0) and c₋ where it has the other sign (moving towards 0):
+    Bouc–Wen has c₊ = β + γ, c₋ = γ − β; a model whose two sides differ (asymmetric
+    strength) passes the coefficients of the side each branch lies on. ``rule``:
+    ``backward-euler`` or ``trapezoidal``. Requires c₊ > 0 or c₋ ≤ c₊ ≤ 0 (the
+    hardening case of the module docstring)."""
+    return _implicit_increment(z0, dx, s, A, c_plus, c_minus, n, trapezoidal=rule == "trapezoidal")
+
+
+def _implicit_increment(z0, dx, s, A, c_plus, c_minus, n, trapezoidal):
     w0 = s * z0
     h = s * dx  # ≥ 0 (0 when dx == 0)
-    w_u = ultimate_value(A, beta, gamma, n)
-    # On the branch opposite to the motion (w < 0) with γ > β, F vanishes at
-    # −w_lim = −(A/(γ−β))^{1/n}; the model never gets there (|z| ≤ z_u < w_lim) unless
-    # its parameters are changed mid-run. Keep w0 above it so the bracket holds.
-    excess = gamma - beta
+    w_u = _loading_limit(A, c_plus, n)
+    # On the branch opposite to the motion (w < 0) with c₋ > 0 (Bouc–Wen: γ > β), F
+    # vanishes at −w_lim = −(A/c₋)^{1/n}; the model never gets there (|z| ≤ z_u < w_lim)
+    # unless its parameters are changed mid-run. Keep w0 above it so the bracket holds.
     w_lim = jnp.where(
-        excess > 0.0, (A / jnp.where(excess > 0.0, excess, 1.0)) ** (1.0 / n), jnp.inf
+        c_minus > 0.0, (A / jnp.where(c_minus > 0.0, c_minus, 1.0)) ** (1.0 / n), jnp.inf
     )
     w0 = jnp.where(w0 < -w_lim, -w_lim * (1.0 - 1e-9), w0)
     if trapezoidal:  # the explicit half of the step; then backward Euler over h/2
-        w0 = w0 + 0.5 * h * _rate(w0, A, beta, gamma, n)[0]
+        w0 = w0 + 0.5 * h * _rate(w0, A, c_plus, c_minus, n)[0]
         h = 0.5 * h
 
-    frozen = [lax.stop_gradient(a) for a in (w0, h, A, beta, gamma, n, w_u)]
+    frozen = [lax.stop_gradient(a) for a in (w0, h, A, c_plus, c_minus, n, w_u)]
     w_solved = lax.stop_gradient(_solve(*frozen))
     # One Newton step on the differentiable residual: exact value (already converged)
     # and exact derivatives by the implicit-function theorem.
-    g, dg = _residual(w_solved, w0, h, A, beta, gamma, n)
+    g, dg = _residual(w_solved, w0, h, A, c_plus, c_minus, n)
     w = w_solved - g / dg
     return s * w
 
@@ -180,4 +195,5 @@ def integrate_increment(substep, carry0, substeps):
     return lax.fori_loop(0, substeps, lambda _, carry: substep(carry), carry0)
 
 
-__all__ = ["backward_euler_increment", "trapezoidal_increment", "integrate_increment", "ultimate_value"]
+__all__ = ["backward_euler_increment", "trapezoidal_increment", "branch_increment", "integrate_increment",
+           "ultimate_value"]

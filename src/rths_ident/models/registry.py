@@ -11,7 +11,17 @@ conformance tests on it (docs/models/index.md, "Add a model").
 from __future__ import annotations
 
 from rths_ident.errors import ParameterError
-from rths_ident.models import bilinear, bouc_wen, degrading_bouc_wen, linear, lugre, pinching_bouc_wen
+from rths_ident.models import (
+    asymmetric_bouc_wen,
+    bilinear,
+    bouc_wen,
+    degrading_bouc_wen,
+    gap_bouc_wen,
+    linear,
+    lugre,
+    pinching_bouc_wen,
+    spring_bouc_wen,
+)
 from rths_ident.models.entry import ModelEntry
 from rths_ident.models.opensees_twin import OpenSeesTwin
 from rths_ident.registry import Registry
@@ -24,6 +34,9 @@ MODELS: Registry[ModelEntry] = Registry("model", {
     "boucwen": bouc_wen.ENTRY,
     "degrading-boucwen": degrading_bouc_wen.ENTRY,
     "pinching-boucwen": pinching_bouc_wen.ENTRY,
+    "asymmetric-boucwen": asymmetric_bouc_wen.ENTRY,
+    "gap-boucwen": gap_bouc_wen.ENTRY,
+    "spring-boucwen": spring_bouc_wen.ENTRY,
     "bilinear": bilinear.ENTRY,
     "linear": linear.ENTRY,
 })
