@@ -60,6 +60,37 @@ def test_dynamic_fit_in_kn_and_mm_with_held_out_period(tmp_path, capsys):
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.slow
+def test_dynamic_fit_with_a_known_mass_validated_on_a_second_record(tmp_path, capsys):
+    """--fix m=… holds the mass (no standard error for it), --periodic declares the period,
+    --validate scores a second record made with other phases: its RMSE in the JSON equals
+    the one computed from the --predictions file, and the recovered k and α are the
+    solve_ivp system's."""
+    record, second = tmp_path / "train.csv", tmp_path / "test.csv"
+    _write_record(record, seed=31)
+    _write_record(second, periods=2, seed=47)
+    out_json, predictions = tmp_path / "fit.json", tmp_path / "pred.csv"
+    code = main([str(record), "--dynamic", "--input", "force", "--output", "displacement", "--columns", "t,F,x",
+                 "--units", "s,kN,mm", "--model", "boucwen", "--fix", f"m={TRUTH['m']}", "--periodic", str(PERIOD),
+                 "--validate", str(second), "--global-generations", "10", "--json", str(out_json),
+                 "--predictions", str(predictions)])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "validation (" in out and "test.csv): RMSE" in out
+    payload = json.loads(out_json.read_text())
+    assert payload["params"]["m"] == TRUTH["m"] and "m" not in payload["standard_errors"]
+    assert payload["period"] == PERIOD
+    assert payload["validation"]["role"] == "validation"
+    table = np.loadtxt(predictions, delimiter=",", skiprows=2)
+    assert table.shape == (PERIOD, 3)  # the second record's first period runs in
+    rmse = np.sqrt(np.mean((table[:, 2] - table[:, 1]) ** 2))
+    assert payload["validation"]["rmse"] == pytest.approx(rmse, rel=1e-6)
+    # 1 % output noise: the validation error is that noise, and the system is recovered
+    assert rmse < 0.013 * np.sqrt(np.mean(table[:, 1] ** 2))
+    assert payload["params"]["k"] == pytest.approx(TRUTH["k"], rel=0.01)
+    assert payload["params"]["alpha"] == pytest.approx(TRUTH["alpha"], rel=0.02)
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--input", "force"], "--input apply to a dynamic test: add --dynamic"),
     (["--dynamic", "--input", "ground-acceleration"], "m is not identifiable from a ground acceleration"),
