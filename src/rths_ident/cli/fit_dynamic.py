@@ -107,7 +107,7 @@ def _load(path: str, args, role: str):
 def run_dynamic_fit(args: argparse.Namespace) -> int:
     """Execute ``rths-ident fit FILE --dynamic``."""
     from rths_ident.cli.option_values import fixed_values
-    from rths_ident.datasets.dynamic_test import KIND_UNITS
+    from rths_ident.datasets.dynamic_logged import KIND_UNITS
     from rths_ident.estimators.offline.dynamic import fit_dynamic
     from rths_ident.estimators.offline.dynamic.report import (
         format_dynamic_report,

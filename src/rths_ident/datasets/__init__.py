@@ -18,7 +18,7 @@ from rths_ident.errors import DataFileError, UnknownDatasetError
 from rths_ident.datasets.ground_motions import STANDARD_GRAVITY, load_ground_motion
 from rths_ident.datasets.hysteresis import load_hysteresis_test
 from rths_ident.datasets.logged import LoggedTest, load_logged_test
-from rths_ident.datasets.dynamic_test import DynamicTest, load_dynamic_test
+from rths_ident.datasets.dynamic_logged import DynamicTest, load_dynamic_test
 from rths_ident.datasets.marths import JointDofTable, MarthsMatrices, load_marths_matrices
 from rths_ident.datasets.peer_at2 import read_peer_at2
 from rths_ident.datasets.processing import (
