@@ -178,7 +178,8 @@ def test_csv_without_a_header_says_so(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--model", "bilinear", "--form", "full"], "--form full applies to --model pinching-boucwen only"),
+    (["--model", "bilinear", "--form", "full"],
+     "--form full applies to --model pinching-boucwen or asymmetric-boucwen or gap-boucwen or spring-boucwen only"),
     (["--model", "pinching-boucwen", "--method", "ls", "--form", "pinched"], "--form applies to the nls and bayes"),
     (["--model", "bilinear", "--global-generations", "-1"], "--global-generations must be ≥ 0"),
     (["--model", "bilinear", "--starts", "0"], "--starts must be a positive integer"),

@@ -110,8 +110,8 @@ def add_fit_command(subparsers) -> argparse.ArgumentParser:
     fitting.add_argument("--starts", type=int, help="ls/nls: local refinements (multi-start; default 4 for ls, "
                          "2 per form for nls: the global optimum and the best other start)")
     fitting.add_argument("--form", default="auto", choices=("auto", *_model_forms()),
-                         help="pinching-boucwen: which degradation/pinching parameters are free; auto (default) "
-                         "frees them when the data support it (nested BIC comparisons, docs/fitting.md)")
+                         help="pinching-, asymmetric-, gap- and spring-boucwen: which of their mechanisms are free; "
+                         "auto (default) frees them when the data support it (nested BIC comparisons, docs/fitting.md)")
     fitting.add_argument("--global-generations", type=int,
                          help="nls and --dynamic: generations of the differential-evolution stage before the local "
                          "refinement (default 40, --dynamic 30; 0 skips it)")
