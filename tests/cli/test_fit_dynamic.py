@@ -79,6 +79,10 @@ def test_dynamic_fit_with_a_known_mass_validated_on_a_second_record(tmp_path, ca
     assert "validation (" in out and "test.csv): RMSE" in out
     payload = json.loads(out_json.read_text())
     assert payload["params"]["m"] == TRUTH["m"] and "m" not in payload["standard_errors"]
+    # a coordinate on a bound of its search box is said on the terminal, not only in the JSON
+    at_bound = [name for name, item in payload["identifiability"]["parameters"].items() if item["at_bound"]]
+    warning = [line for line in out.splitlines() if "warning: on a bound of the search box" in line]
+    assert (warning and all(name in warning[0] for name in at_bound)) if at_bound else not warning
     assert payload["period"] == PERIOD
     assert payload["validation"]["role"] == "validation"
     table = np.loadtxt(predictions, delimiter=",", skiprows=2)

@@ -57,6 +57,11 @@ def format_dynamic_report(result: DynamicFitResult, output_display: tuple[str, f
         lines.append(f"  correlation {pair['a']}–{pair['b']}: {pair['correlation']:+.3f} (coordinates)")
     if result.identifiability.get("not_identifiable"):
         lines.append("  not identifiable from this test: " + ", ".join(result.identifiability["not_identifiable"]))
+    at_bound = [name for name, item in result.identifiability.get("parameters", {}).items() if item["at_bound"]]
+    if at_bound:
+        lines.append("  warning: on a bound of the search box (identifiability.parameters.*.at_bound): "
+                     + ", ".join(at_bound) + "; a physical bound (n = 1, α = 0) is a result, any other one "
+                     "means the optimum may lie outside: fix the parameter or look at the data")
     lines.append("")
     if result.noise is not None:
         lines.append(f"output noise (between periods {result.noise['periods'][0]}–{result.noise['periods'][1]}): "
