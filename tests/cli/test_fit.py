@@ -58,10 +58,19 @@ def test_csv_in_mm_and_kn_with_renamed_columns(tmp_path, capsys):
     code = main([str(path), "--columns", "Time,LVDT,Load", "--units", "mm,kN", "--model", "bilinear",
                  "--method", "ls", "--json", str(out_json), "--quiet"])
     assert code == 0
-    params = json.loads(out_json.read_text())["params"]
+    payload = json.loads(out_json.read_text())
+    params = payload["params"]
     assert params["k"] == pytest.approx(2.0e6, rel=1e-4)  # N/m
     assert params["fy"] == pytest.approx(3.0e4, rel=1e-4)  # N
     assert params["b"] == pytest.approx(0.05, rel=1e-3)
+    # and in the file's units: the generator's k = 2 kN/mm, f_y = 30 kN
+    in_file = payload["in_file_units"]
+    assert (in_file["displacement_unit"], in_file["force_unit"]) == ("mm", "kN")
+    assert in_file["params"]["k"] == pytest.approx(2.0, rel=1e-4) and in_file["units"]["k"] == "kN/mm"
+    assert in_file["params"]["fy"] == pytest.approx(30.0, rel=1e-4) and in_file["units"]["fy"] == "kN"
+    assert in_file["params"]["b"] == pytest.approx(0.05, rel=1e-3) and in_file["units"]["b"] == "-"
+    report = capsys.readouterr().out
+    assert "in mm,kN" in report and "kN/mm" in report
 
 
 def test_bad_number_names_file_column_and_line(tmp_path, capsys):

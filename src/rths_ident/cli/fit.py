@@ -183,7 +183,13 @@ def _linear_specimen(args, data):
 def run_fit(args: argparse.Namespace) -> int:
     """Execute ``rths-ident fit`` (see :data:`DESCRIPTION`)."""
     from rths_ident.estimators import offline
-    from rths_ident.estimators.offline.report import format_ranking, format_report, plot_fit, plot_posterior
+    from rths_ident.estimators.offline.report import (
+        format_ranking,
+        format_report,
+        params_in_units,
+        plot_fit,
+        plot_posterior,
+    )
     from rths_ident.models import MODELS, LinearElement, name_of_model
 
     from rths_ident.output_paths import check_output_file, check_output_folder
@@ -247,7 +253,7 @@ def run_fit(args: argparse.Namespace) -> int:
             result = ranking[0]
         else:
             result = offline.fit(data, args.model, args.method, **options)
-    print(format_report(result))
+    print(format_report(result, (displacement_unit, force_unit)))
     if ranking is not None:
         print("\nranking (auto):")
         print(format_ranking(ranking))
@@ -256,6 +262,10 @@ def run_fit(args: argparse.Namespace) -> int:
         plots.mkdir(exist_ok=True)  # its parent was checked to exist
     if json_path is not None:
         payload = result.to_json_dict()
+        converted = params_in_units(result, displacement_unit, force_unit)
+        if converted is not None and (displacement_unit, force_unit) != ("m", "N"):
+            payload["in_file_units"] = {"displacement_unit": displacement_unit, "force_unit": force_unit,
+                                        "params": converted[0], "units": converted[1]}
         if ranking is not None:
             payload["ranking"] = [
                 {"model": r.model, "nrmse_percent": r.nrmse_percent, "nrmse_rms_percent": r.nrmse_rms_percent,

@@ -9,7 +9,7 @@ from typing import Sequence
 
 from rths_ident.estimators.offline.result import FitResult
 
-__all__ = ["format_report", "format_ranking", "plot_fit", "plot_posterior"]
+__all__ = ["format_report", "format_ranking", "plot_fit", "plot_posterior", "params_in_units"]
 
 #: display units: name -> factor from SI
 DISPLACEMENT_UNITS = {"m": 1.0, "cm": 1e2, "mm": 1e3, "in": 1.0 / 0.0254}
@@ -20,10 +20,54 @@ def _fmt(value: float) -> str:
     return f"{value:.5g}"
 
 
-def format_report(result: FitResult) -> str:
-    """Multi-line text: data, parameters (SI, with posterior columns for Bayesian fits),
-    held parameters, and the force NRMSE in both normalisations."""
+def _unit_label(dimension: tuple, displacement_unit: str, force_unit: str) -> str:
+    """The label of N^a·m^b·s^c in the given units, e.g. (1, −1, 0) → ``kN/mm``."""
+    a, b, c = dimension
+    if b == "-n":
+        return f"1/{displacement_unit}^n"
+    numerator, denominator = [], []
+    for symbol, power in ((force_unit, a), (displacement_unit, b), ("s", c)):
+        if power:
+            text = symbol if abs(power) == 1 else f"{symbol}^{abs(power)}"
+            (numerator if power > 0 else denominator).append(text)
+    top = "·".join(numerator) or ("1" if denominator else "-")
+    if not denominator:
+        return top
+    bottom = denominator[0] if len(denominator) == 1 else f"({'·'.join(denominator)})"
+    return f"{top}/{bottom}"
+
+
+def params_in_units(result: FitResult, displacement_unit: str, force_unit: str) -> tuple[dict, dict] | None:
+    """Every parameter of ``result`` converted from SI to the user's displacement and force
+    units (time stays in s), and their unit labels; None when a unit is not one of
+    :data:`DISPLACEMENT_UNITS` / :data:`FORCE_UNITS` or a field's unit cannot be read.
+    A 1/m^n field (Bouc–Wen β, γ) converts with the fitted exponent n."""
+    from rths_ident.errors import ParameterError
+    from rths_ident.estimators.offline.model_specs import dimension_of_unit
+
+    if displacement_unit not in DISPLACEMENT_UNITS or force_unit not in FORCE_UNITS:
+        return None
+    per_m, per_n = DISPLACEMENT_UNITS[displacement_unit], FORCE_UNITS[force_unit]
+    values, labels = {}, {}
+    for name, value in result.params.items():
+        try:
+            a, b, _ = dimension_of_unit(result.units.get(name, "-"))
+        except ParameterError:
+            return None
+        exponent = -float(result.params["n"]) if b == "-n" else b
+        values[name] = float(value) * per_n**a * per_m**exponent
+        labels[name] = _unit_label(dimension_of_unit(result.units.get(name, "-")), displacement_unit, force_unit)
+    return values, labels
+
+
+def format_report(result: FitResult, display_units: tuple[str, str] | None = None) -> str:
+    """Multi-line text: data, parameters (SI, with posterior columns for Bayesian fits;
+    with ``display_units`` = (displacement unit, force unit) other than (m, N) also in
+    those units), held parameters, and the force NRMSE in both normalisations."""
     data = result.data
+    converted = None
+    if display_units is not None and tuple(display_units) != ("m", "N"):
+        converted = params_in_units(result, *display_units)
     lines = [f"rths-ident fit: model {result.model}, method {result.method}"]
     timing = ("physical time" if data.time_is_physical
               else "quasi-static: pseudo-time (1 s per sample), rate-dependent terms held at 0")
@@ -32,11 +76,15 @@ def format_report(result: FitResult) -> str:
                  f"force {_fmt(data.force.min())} … {_fmt(data.force.max())} N")
     lines.append("")
     header = f"  {'parameter':<22} {'value':>12}  {'unit':<8}"
+    if converted is not None:
+        header += f" {'in ' + ','.join(display_units):>13}  {'unit':<11}"
     if result.posterior:
         header += f" {'sd':>10} {'hdi_3%':>11} {'hdi_97%':>11} {'r_hat':>6} {'ess_bulk':>8}"
     lines.append(header)
     for name in result.fitted:
         row = f"  {name:<22} {_fmt(result.params[name]):>12}  {result.units.get(name, '-'):<8}"
+        if converted is not None:
+            row += f" {_fmt(converted[0][name]):>13}  {converted[1][name]:<11}"
         if result.posterior and name in result.posterior:
             p = result.posterior[name]
             row += (f" {_fmt(p['sd']):>10} {_fmt(p['hdi_3%']):>11} {_fmt(p['hdi_97%']):>11}"
