@@ -215,3 +215,12 @@ def test_command_lines_in_the_fitting_docs_parse():
     for command in commands:
         args = parser.parse_args(shlex.split(command, comments=True)[1:])
         assert args.command == "fit"
+
+
+def test_a_three_sample_record_is_refused(tmp_path, capsys):
+    # three samples, three bilinear parameters: an exact "fit" of anything, so refused
+    path = tmp_path / "tiny.csv"
+    path.write_text("displacement,force\n0,0\n0.001,100\n0.002,150\n")
+    assert main([str(path), "--quasi-static", "--model", "bilinear", "--method", "ls", "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert "a fit needs at least 32 samples; got 3" in err and err.count("\n") == 1

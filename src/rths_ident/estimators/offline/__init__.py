@@ -71,6 +71,10 @@ __all__ = [
 #: fitting methods of :func:`fit`
 METHODS = ("ls", "nls", "bayes")
 
+#: the fewest samples :func:`fit` accepts: fewer cannot show a loop, and a model with as
+#: many parameters as samples fits them exactly whatever it is
+MIN_FIT_SAMPLES = 32
+
 
 def fit_bayes(*args, **kwargs):
     """:func:`rths_ident.estimators.offline.bayesian.fit_bayes` (imports NumPyro lazily)."""
@@ -88,6 +92,8 @@ def fit(data: FitData, model: str, method: str = "nls", **options) -> FitResult:
     functions = {"ls": fit_ls, "nls": fit_nls, "bayes": fit_bayes}
     if method not in functions:
         raise ParameterError(f"unknown method {method!r}; valid methods: {', '.join(METHODS)}")
+    if data.n_samples < MIN_FIT_SAMPLES:
+        raise ParameterError(f"{data.source}: a fit needs at least {MIN_FIT_SAMPLES} samples; got {data.n_samples}")
     return functions[method](data, model, **options)
 
 
