@@ -34,11 +34,11 @@ def _write_record(path, periods=3, noise=0.01, seed=31):
 def test_dynamic_fit_in_kn_and_mm_with_held_out_period(tmp_path, capsys):
     record = tmp_path / "shake.csv"
     u = _write_record(record)
-    out_json, predictions, plot = tmp_path / "fit.json", tmp_path / "pred.csv", tmp_path / "fit.png"
+    out_json, predictions, plots = tmp_path / "fit.json", tmp_path / "pred.csv", tmp_path / "figures"
     code = main([str(record), "--dynamic", "--input", "force", "--output", "displacement", "--columns", "t,F,x",
                  "--units", "s,kN,mm", "--model", "boucwen", "--fix", "n=1", "--hold-out-periods", "1",
                  "--global-generations", "10", "--json", str(out_json), "--predictions", str(predictions),
-                 "--plot", str(plot)])
+                 "--plots", str(plots)])
     assert code == 0
     captured = capsys.readouterr()
     assert "output error (force → displacement)" in captured.out and "sign region: hardening" in captured.out
@@ -57,7 +57,8 @@ def test_dynamic_fit_in_kn_and_mm_with_held_out_period(tmp_path, capsys):
     params = {name: payload["params"][name] for name in TRUTH}
     independent, _, _ = bouc_wen_oscillator(u, 3 * PERIOD, DT, **params)
     assert np.sqrt(np.mean((independent[2 * PERIOD:] - table[:, 2]) ** 2)) < 0.02 * rmse + 1e-3 * np.std(table[:, 2])
-    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (plots / "fit_dynamic.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert f"plot → {plots / 'fit_dynamic.png'}" in captured.out and f"fit → {out_json}" in captured.out
 
 
 @pytest.mark.slow

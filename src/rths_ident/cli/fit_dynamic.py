@@ -9,16 +9,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import pathlib
 import sys
 
 from rths_ident.errors import ParameterError
 
-__all__ = ["add_dynamic_arguments", "run_dynamic_fit", "DYNAMIC_DEFAULTS", "DYNAMIC_ONLY"]
+__all__ = ["add_dynamic_arguments", "run_dynamic_fit", "DYNAMIC_DEFAULTS", "DYNAMIC_ONLY", "DYNAMIC_FIGURE"]
 
 #: defaults of the options (those shared with the quasi-static fit differ here)
 DYNAMIC_DEFAULTS = {"global_generations": 30, "starts": 3, "input_kind": "force", "output_kind": "displacement",
                     "interpolation": "bandlimited", "output_sampling": "point", "hold_out_periods": 0}
+
+#: the figure ``--plots DIR`` draws for a dynamic fit
+DYNAMIC_FIGURE = "fit_dynamic.png"
 
 #: the options that only a dynamic fit reads (an error without --dynamic)
 DYNAMIC_ONLY = ("input_kind", "output_kind", "sample_rate", "periodic", "hold_out_periods", "run_in", "validate",
@@ -115,7 +117,7 @@ def run_dynamic_fit(args: argparse.Namespace) -> int:
         write_predictions,
     )
     from rths_ident.models import MODELS
-    from rths_ident.output_paths import check_output_file
+    from rths_ident.output_paths import check_output_file, check_output_folder
 
     for name, value in DYNAMIC_DEFAULTS.items():
         if getattr(args, name, None) is None and name not in ("global_generations", "starts"):
@@ -127,9 +129,10 @@ def run_dynamic_fit(args: argparse.Namespace) -> int:
                              f"does not apply")
     if args.quasi_static or args.free_A:
         raise ParameterError("--quasi-static and --free-A do not apply to --dynamic")
-    for option, path in (("--json", args.json), ("--plot", args.plot), ("--predictions", args.predictions)):
-        if path:
-            check_output_file(option, path)
+    plots = check_output_folder("--plots", args.plots) if args.plots else None
+    json_path = check_output_file("--json", args.json, will_exist=plots) if args.json else None
+    predictions_path = check_output_file("--predictions", args.predictions, will_exist=plots) \
+        if args.predictions else None
     if args.hold_out_periods < 0:
         raise ParameterError(f"--hold-out-periods must be ≥ 0; got {args.hold_out_periods}")
     generations = DYNAMIC_DEFAULTS["global_generations"] if args.global_generations is None else args.global_generations
@@ -171,7 +174,9 @@ def run_dynamic_fit(args: argparse.Namespace) -> int:
             value = r.validation.metrics["rmse"] if which == "validation" else r.fit_rmse
             print(f"  {i:<3} {r.model:<20} RMSE {value:.4g} {record.output_unit}")
         print(f"best model: {result.model}")
-    if args.json:
+    if plots is not None:
+        plots.mkdir(exist_ok=True)  # its parent was checked to exist
+    if json_path is not None:
         payload = result.to_json_dict()
         if output_unit and output_unit != record.output_unit:
             factor = display[1]
@@ -182,12 +187,13 @@ def run_dynamic_fit(args: argparse.Namespace) -> int:
             payload["ranking"] = [{"model": r.model, "fit_rmse": r.fit_rmse,
                                    "validation_rmse": None if r.validation is None else r.validation.metrics["rmse"]}
                                   for r in results]
-        pathlib.Path(args.json).write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
-        progress(f"wrote {args.json}")
-    if args.predictions:
-        role = write_predictions(result, args.predictions)
-        progress(f"wrote {args.predictions} ({role} record)")
-    if args.plot:
-        plot_dynamic_fit(result, args.plot)
-        progress(f"wrote {args.plot}")
+        json_path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+        print(f"fit → {json_path}")
+    if predictions_path is not None:
+        role = write_predictions(result, predictions_path)
+        print(f"predictions ({role} record) → {predictions_path}")
+    if plots is not None:
+        figure = plots / DYNAMIC_FIGURE
+        plot_dynamic_fit(result, figure)
+        print(f"plot → {figure}")
     return 0
