@@ -97,3 +97,29 @@ def test_docs_example_is_the_rc_frame_scenarios_opensees_substructure():
     for (t1, d1), (t2, d2) in zip(from_file, scenario):
         np.testing.assert_array_equal(t1, t2)
         np.testing.assert_array_equal(d1, d2)
+
+
+def test_a_test_files_opensees_model_reads_without_building_and_bad_ones_name_the_field(tmp_path):
+    from rths_ident.structures.ns_model_file import read_opensees_model_file
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "data" / "two_bay_frame_opensees.py"
+    model = read_opensees_model_file(example)
+    assert (model.interface, model.response, model.parameter_names) == ((1, 1), ((1, 1), (2, 1)), ("k", "fy"))
+    assert [p.name for p in model.parameter_map_for(["fy", "k"])] == ["Fy", "E"]  # θ̂ order, by name
+    header = "from rths_ident.structures import ElementParameter\ndef build(ops):\n    pass\n"
+    cases = {
+        "no such file": None,
+        "expected a function build\\(ops\\) and INTERFACE": "def build(ops):\n    pass\n",
+        "INTERFACE = \\[\\(1, 1\\), \\(2, 1\\)\\]: expected one \\(node, dof\\) pair": header + "INTERFACE = [(1, 1), (2, 1)]\n",
+        "PARAMETER_MAP\\[0\\] = 'E': expected an ElementParameter": header + "INTERFACE = (1, 1)\nPARAMETER_MAP = ['E']\n",
+        "PARAMETER_NAMES = \\['k'\\]: expected one name per PARAMETER_MAP entry \\(2\\)": (
+            header + "INTERFACE = (1, 1)\nPARAMETER_MAP = [ElementParameter(1, 'E'), ElementParameter(1, 'Fy')]\n"
+            "PARAMETER_NAMES = ['k']\n"),
+        "the file does not run: NameError": "build = undefined_name\n",
+    }
+    for i, (message, text) in enumerate(cases.items()):
+        path = tmp_path / f"model{i}.py"
+        if text is not None:
+            path.write_text(text)
+        with pytest.raises(ParameterError, match=f"structure.opensees_model = '{path}': {message}"):
+            read_opensees_model_file(path)

@@ -136,4 +136,70 @@ def _opensees_factory(namespace: dict) -> Callable[[dict], object]:
     return make
 
 
-__all__ = ["NSModelFile", "OPENSEES_SETTINGS", "load_ns_model"]
+@dataclasses.dataclass(frozen=True)
+class OpenSeesModelFile:
+    """A model file of the ``build(ops)``/``INTERFACE`` form, read for a test file's
+    ``structure.opensees_model`` (:func:`read_opensees_model_file`): one interface DOF
+    (the specimen acts there against the ground), the optional settings as
+    :class:`~rths_ident.structures.opensees_substructure.OpenSeesSubstructure` keywords."""
+
+    path: str
+    build: Callable
+    interface: tuple  # (node, dof), dof 1-based
+    settings: dict  # keyword → value (OPENSEES_SETTINGS of the file)
+
+    @property
+    def parameter_names(self) -> tuple:
+        return tuple(self.settings.get("parameter_names") or ())
+
+    @property
+    def response(self) -> tuple:
+        """The logged (node, dof) pairs (default: the interface)."""
+        return tuple((int(n), int(d)) for n, d in self.settings.get("response") or (self.interface,))
+
+    def parameter_map_for(self, names) -> list:
+        """The ``PARAMETER_MAP`` entries of ``names`` (θ̂ order)."""
+        by_name = dict(zip(self.parameter_names, self.settings.get("parameter_map") or ()))
+        return [by_name[n] for n in names]
+
+
+def read_opensees_model_file(path, field: str = "structure.opensees_model") -> OpenSeesModelFile:
+    """Run the model file at ``path`` (``build(ops)``/``INTERFACE`` form, module doc) and
+    check what a test file needs of it without building the model: ``INTERFACE`` one
+    (node, dof) pair, ``PARAMETER_MAP`` a list of ``ElementParameter`` (or lists of them)
+    named one to one by ``PARAMETER_NAMES``. Errors name ``field`` and the file."""
+    from rths_ident.structures.opensees_substructure import ElementParameter  # noqa: PLC0415
+
+    path = os.fspath(path)
+    place = f"{field} = {path!r}"
+    if not os.path.isfile(path):
+        raise ParameterError(f"{place}: no such file (a Python file defining build(ops) and INTERFACE)")
+    try:
+        namespace = runpy.run_path(path, run_name="rths_ident_ns_model")
+    except Exception as error:  # the user's file: whatever it raises is reported as the file's
+        raise ParameterError(f"{place}: the file does not run: {type(error).__name__}: {error}") from None
+    build, interface = namespace.get("build"), namespace.get("INTERFACE")
+    if not callable(build) or interface is None:
+        raise ParameterError(f"{place}: expected a function build(ops) and INTERFACE = (node, dof) (see "
+                             "rths_ident.structures.ns_model_file)")
+    pair = np.asarray(interface, dtype=object).ravel()
+    if pair.size != 2 or not all(isinstance(v, int) and not isinstance(v, bool) for v in pair):
+        raise ParameterError(f"{place}: INTERFACE = {interface!r}: expected one (node, dof) pair of whole numbers "
+                             "(the specimen acts there, against the ground; dof from 1)")
+    settings = {keyword: namespace[name] for name, keyword in OPENSEES_SETTINGS.items() if name in namespace}
+    parameter_map = list(settings.get("parameter_map") or ())
+    for i, entry in enumerate(parameter_map):
+        targets = [entry] if isinstance(entry, ElementParameter) else entry
+        if not isinstance(targets, (list, tuple)) or not targets or not all(
+                isinstance(t, ElementParameter) for t in targets):
+            raise ParameterError(f"{place}: PARAMETER_MAP[{i}] = {entry!r}: expected an ElementParameter (element "
+                                 "tags and an OpenSees parameter name) or a list of them")
+    names = settings.get("parameter_names")
+    if parameter_map and (names is None or len(names) != len(parameter_map)
+                          or not all(isinstance(n, str) for n in names)):
+        raise ParameterError(f"{place}: PARAMETER_NAMES = {names!r}: expected one name per PARAMETER_MAP entry "
+                             f"({len(parameter_map)}): the specimen model's fields they update")
+    return OpenSeesModelFile(path, build, (int(pair[0]), int(pair[1])), settings)
+
+
+__all__ = ["NSModelFile", "OPENSEES_SETTINGS", "OpenSeesModelFile", "load_ns_model", "read_opensees_model_file"]
