@@ -61,6 +61,21 @@ def plain_value(value: Any) -> str:
     return str(value)
 
 
+def _whole(value) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and float(value).is_integer()
+
+
+def _pairs_text(text: str):
+    """``"[[1, 0], [2, 1]]"`` (a command-line value) as a list of lists; the text itself
+    when it does not read (the field's error then names it)."""
+    import tomllib  # noqa: PLC0415
+
+    try:
+        return tomllib.loads(f"value = {text}")["value"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
 @dataclasses.dataclass(frozen=True)
 class Field:
     """One value of a test file.
@@ -72,7 +87,8 @@ class Field:
     unit : the SI unit (``"Hz"``, ``"kg"``, ``"m"``…) or ``""``.
     kind : ``float``, ``int``, ``str``, ``bool`` or ``list`` (of ``item``: floats, or
         names from ``choices``).
-    item : the type of a list's items (``float`` or ``str``).
+    item : the type of a list's items (``float``, ``str``, or ``tuple``: pairs of whole
+        numbers, ``[[1, 0], [2, 1]]``).
     choices : the allowed names: a tuple, a mapping (e.g. a family's
         :class:`~rths_ident.registry.Registry`), or a callable returning either; None: any.
     open_choices : with ``choices``: other values are allowed too when this predicate
@@ -129,7 +145,8 @@ class Field:
             text = " | ".join(str(n) for n in names)
             return text + (f" or {self.open_doc}" if self.open_choices is not None else "")
         kind = {float: "a number", int: "a whole number", bool: "true | false", str: "a text",
-                list: "a list of numbers" if self.item is float else "a list of names"}[self.kind]
+                list: {float: "a list of numbers", str: "a list of names",
+                       tuple: "a list of [i, j] pairs of whole numbers"}[self.item]}[self.kind]
         if self.low is not None and self.high is not None:
             kind += f" in [{self.low:g}, {self.high:g}]"
         elif self.low is not None:
@@ -180,11 +197,17 @@ class Field:
             if not isinstance(value, str):
                 raise self.fail(value, where)
         elif self.kind is list:
-            if isinstance(value, str):
+            if isinstance(value, str) and self.item is tuple:
+                value = _pairs_text(value)
+            elif isinstance(value, str):
                 value = [v for v in value.replace("[", "").replace("]", "").split(",") if v.strip()]
             if not isinstance(value, (list, tuple)):
                 raise self.fail(value, where)
-            if self.item is str:
+            if self.item is tuple:
+                if not all(isinstance(v, (list, tuple)) and len(v) == 2 and all(_whole(x) for x in v) for v in value):
+                    raise self.fail(value, where)
+                value = [[int(x) for x in v] for v in value]
+            elif self.item is str:
                 value = [str(v).strip() for v in value]
             else:
                 try:
