@@ -356,6 +356,9 @@ def _check(args: argparse.Namespace) -> int:
     except SystemExit as exit_request:
         return exit_request.code if isinstance(exit_request.code, int) else 0
     cfg = kind.config(values)  # the kind's own checks (cross-field, the record file)
+    deeper = getattr(kind.module, "check_before_run", None)
+    if deeper is not None:
+        deeper(cfg)  # e.g. a user's OpenSees model built once
     run = {k[len("run:"):]: v for k, v in values.items() if k.startswith("run:")}
     _checked_outputs(run)
     from rths_ident.runner.run import check_engine, default_engine  # noqa: PLC0415

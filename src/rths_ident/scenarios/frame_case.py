@@ -44,7 +44,7 @@ from rths_ident.errors import ParameterError
 from rths_ident._params import units_of
 from rths_ident.structures import ShearBuilding, StoreyColumns, partition_column, set_column_params
 from rths_ident.structures.numerical_substructure import NS_BACKENDS, native_ns_step
-from rths_ident.structures.structure import with_changes
+from rths_ident.structures.structure import Structure, StructureParams, with_changes
 
 
 
@@ -129,49 +129,77 @@ def values(column_params, names) -> np.ndarray:
     return np.array([float(getattr(column_params, n)) for n in names])
 
 
-def build(cfg: FrameTestConfig, column: ColumnUnderTest) -> HybridTest:
-    """The hybrid test of ``column`` in seed 001's frame under ``cfg``."""
+class PartitionedFrame(NamedTuple):
+    """The structure of a frame test: the monolithic reference (every column true, the
+    specimen among them) and the numerical substructure (the structure without the
+    specimen), both native (:mod:`rths_ident.structures.structure`)."""
+
+    reference_structure: Structure
+    reference_params: StructureParams  # true columns, the specimen among them
+    tested: tuple  # (element group, column) of the specimen in the reference
+    ns_structure: Structure
+    ns_params: StructureParams  # the numerical columns at the initial guess
+    ns_params_true: StructureParams  # … at the true values (the oracle variant)
+    interface_dof: int  # the DOF (0-based) where the specimen acts, against the ground
+    response_names: tuple  # names of the NS's DOFs (its logged displacements)
+
+
+def shear_frame_partition(cfg: FrameTestConfig, column: ColumnUnderTest) -> PartitionedFrame:
+    """Seed 001's shear frame of ``cfg`` (:meth:`FrameTestConfig.frame`) with Rayleigh
+    damping on modes 1–2 of the true frame, its tested first-storey column removed."""
+    true_frame = cfg.frame(column.model, column.true_column)
+    damping = true_frame.rayleigh_damping(cfg.rayleigh_zeta, (1, 2))[0]
+    ref_structure, ref_params = true_frame.to_structure(damping=damping)
+    guess_frame = cfg.frame(column.model, column.initial_column)
+    part = partition_column(guess_frame, storey=1, column=cfg.tested_column, damping=damping)
+    ns_params_true = partition_column(true_frame, storey=1, column=cfg.tested_column, damping=damping).params
+    return PartitionedFrame(ref_structure, ref_params, (0, cfg.tested_column), part.structure, part.params,
+                            ns_params_true, 0, cfg.floors)
+
+
+def build(cfg: FrameTestConfig, column: ColumnUnderTest, frame: PartitionedFrame | None = None) -> HybridTest:
+    """The hybrid test of ``column`` in ``frame`` (default: seed 001's shear frame of
+    ``cfg``, :func:`shear_frame_partition`) under ``cfg``."""
     time_slow, ground_accel = components.slow_record(cfg)
     dt_slow = 1.0 / cfg.slow_rate
     model = column.model
-
-    true_frame = cfg.frame(model, column.true_column)
-    damping = true_frame.rayleigh_damping(cfg.rayleigh_zeta, (1, 2))[0]
-    ref_structure, ref_params = true_frame.to_structure(damping=damping)
+    frame = shear_frame_partition(cfg, column) if frame is None else frame
+    ref_params = frame.reference_params
     make_integrator = NATIVE_INTEGRATORS[cfg.integrator]
-    reference_integrator = make_integrator(ref_structure)
-    guess_frame = cfg.frame(model, column.initial_column)
-    part = partition_column(guess_frame, storey=1, column=cfg.tested_column, damping=damping)
-    integrator = make_integrator(part.structure)
-    ns_params_true = partition_column(true_frame, storey=1, column=cfg.tested_column, damping=damping).params
-    structure = part.structure
+    reference_integrator = make_integrator(frame.reference_structure)
+    integrator = make_integrator(frame.ns_structure)
+    structure, ns_params = frame.ns_structure, frame.ns_params
+    i = frame.interface_dof
+    tested_group, tested_column = frame.tested
+    has_copies = any(group.model is model for group in structure.groups)
 
     def apply_estimate(params, estimate):
         """Push θ̂ into every numerical column; the α-OS splitting stiffness of the
         interface follows the identified initial stiffness."""
-        params = set_column_params(structure, params, model, column.with_estimate(estimate))
-        k_interface = jnp.zeros_like(params.interface_stiffness).at[0, 0].set(column.interface_stiffness(estimate))
+        if has_copies:  # a structure of matrices may have no numerical copy of the specimen's model
+            params = set_column_params(structure, params, model, column.with_estimate(estimate))
+        k_interface = jnp.zeros_like(params.interface_stiffness).at[i, i].set(column.interface_stiffness(estimate))
         return with_changes(params, interface_stiffness=k_interface)
 
     def realisation():
-        k_interface = part.params.interface_stiffness
-        linear = with_changes(part.params, linear_stiffness=part.params.linear_stiffness + k_interface)
+        k_interface = ns_params.interface_stiffness
+        linear = with_changes(ns_params, linear_stiffness=ns_params.linear_stiffness + k_interface)
         state = integrator.init(linear, dt_slow, check_stability=False)
         _, out = integrator.simulate(linear, ground_accel, dt_slow, state=state)
-        return np.asarray(out.displacement[:, 0])
+        return np.asarray(out.displacement[:, i])
 
     side = components.fast_side(cfg, specimen_model=model, specimen=column.specimen, actuator=column.actuator,
                                 identifier=column.identifier, realisation=realisation,
                                 identifier_log=column.identifier_log)
-    native = NativeNS(integrator, part.params, ns_params_true, (0,), native_ns_step(integrator, (0,)),
+    native = NativeNS(integrator, ns_params, frame.ns_params_true, (i,), native_ns_step(integrator, (i,)),
                       apply_estimate)
 
     def reference():
-        """Monolithic frame with the true columns: floor displacements (N, 3) [m] and the
+        """Monolithic frame with the true columns: floor displacements (N, n) [m] and the
         tested column's force [N]."""
         def run(params, ag):
             _, out = reference_integrator.simulate(params, ag, dt_slow, state=reference_integrator.init(params, dt_slow))
-            return out.displacement, out.column_forces[0][:, cfg.tested_column]
+            return out.displacement, out.column_forces[tested_group][:, tested_column]
 
         ag = jax.device_put(np.asarray(ground_accel))  # jnp.asarray would compile a small program
         floors, force = _reference_runner(cfg.program_key(), run, (ref_params, ag))(ref_params, ag)
@@ -182,7 +210,7 @@ def build(cfg: FrameTestConfig, column: ColumnUnderTest) -> HybridTest:
         slow_rate=cfg.slow_rate, fast_side=side, native_ns=native, make_ns=None, guards=column.guards,
         param_names=column.param_names, true_values=values(column.true_column, column.param_names),
         initial_values=values(column.initial_column, column.param_names), reference=reference, seed=cfg.seed,
-        response_names=cfg.floors, extra_metrics=column.extra_metrics,
+        response_names=frame.response_names, extra_metrics=column.extra_metrics,
         param_units={n: units_of(column.true_column)[n] for n in column.param_names},
     )
     if cfg.ns == "opensees":

@@ -16,7 +16,13 @@ A kind is a module of :mod:`rths_ident.scenarios` with:
 ``plot(result, out_dir) -> list[Path]``, ``report(result) -> str`` (optional)
     its figures and its printed report;
 ``ENGINES`` (optional)
-    the engines it runs on (default both).
+    the engines it runs on (default both);
+``fields_for(values) -> list[Field]`` (optional)
+    its fields for the raw values (by ``"table.key"``) a file declares, when they depend
+    on them (a model's parameters, a structure source);
+``check_before_run(config)`` (optional)
+    checks the configuration alone cannot make (building a user's OpenSees model):
+    ``rths-ident check`` runs them.
 
 Every shipped test is a test file of one of these kinds (``scenarios/shipped/NAME.toml``);
 modules are imported when a kind is asked for, so ``rths-ident --help`` stays fast.
@@ -57,9 +63,10 @@ class TestKind:
 
     def fields_for(self, values: dict) -> list[Field]:
         """The kind's fields for a test whose raw values (by ``"table.key"``) are ``values``:
-        a kind whose fields depend on its model (``specimen.model``) lists that model's."""
+        a kind whose fields depend on what the file declares (its model, ``specimen.model``;
+        its structure source) has ``fields_for(values)``."""
         depends = getattr(self.module, "fields_for", None)
-        return self.module.FIELDS if depends is None else depends(values.get("specimen.model"))
+        return self.module.FIELDS if depends is None else depends(values)
 
     @property
     def engines(self) -> tuple:
@@ -95,8 +102,9 @@ TEST_KINDS: Registry[TestKind] = Registry("test kind", {
                          "a real one)", "rths_ident.scenarios.rig_sdof"),
     "rig-bridge": TestKind("seed 002's two-mass bridge on the servo rig (cases 4–5)",
                            "rths_ident.scenarios.rig_bridge"),
-    "shear-frame": TestKind("your own shear frame: storeys of columns of any registered model, one first-storey "
-                            "column tested on the virtual side or a rig, joint-UKF updating of the others",
+    "shear-frame": TestKind("your own frame (storeys of columns, M/K/C from CSV files or an OpenSeesPy model file), "
+                            "one column of any registered model tested on the virtual side or a rig, joint-UKF "
+                            "updating of its numerical copies",
                             "rths_ident.scenarios.shear_frame"),
 })
 
@@ -175,7 +183,10 @@ def render_kind(name: str, values: dict | None = None, test_name: str | None = N
     from rths_ident.declaration import render_test_file  # noqa: PLC0415
 
     kind = TEST_KINDS[name]
-    fields = kind.fields_for({"specimen.model": (values or {}).get("column_model")})
+    by_target = values or {}
+    fields = kind.fields_for({"specimen.model": by_target.get("column_model"),
+                              "structure.matrices": by_target.get("matrices"),
+                              "structure.opensees_model": by_target.get("opensees_model")})
     merged = default_values(kind, fields)
     merged.update({"run:kind": name, "run:name": test_name or name, "run:description": kind.description})
     merged.update({k: v for k, v in (values or {}).items() if v is not None or k not in ("run:name", "run:description")})

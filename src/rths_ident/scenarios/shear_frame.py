@@ -1,13 +1,23 @@
 """Test kind ``shear-frame``: your own frame, declared in a test file.
 
-A shear frame of ``storeys`` floors of ``floor_mass`` with ``columns_per_storey``
-identical columns per storey, every column a model of :mod:`rths_ident.models` (any
-registered model: ``specimen.model`` and its parameters, each with its unit, in
-``[specimen]``). One first-storey column is the specimen, tested behind the physical
-side; the others are the numerical substructure (NS), whose columns start from a wrong
-guess (``identifier.initial_error`` on the identified fields) and are updated with
-what a joint UKF identifies on the specimen (``identifier.fields``), or stay as they
-are (``identifier.kind = "none"``).
+The structure (``[structure]``), one of three sources:
+
+* a shear frame of ``storeys`` floors of ``floor_mass`` with ``columns_per_storey``
+  identical columns per storey, every column a model of :mod:`rths_ident.models` (any
+  registered model: ``specimen.model`` and its parameters, each with its unit, in
+  ``[specimen]``); one first-storey column is the specimen, the other columns the
+  numerical copies of its model;
+* ``matrices``: a folder of M, K, C (CSV, SI) with the ``interface_dof`` where the
+  specimen acts and the ``updated_elements``, numerical copies of the specimen's model
+  between DOF pairs (:mod:`rths_ident.scenarios.structure_files`);
+* ``opensees_model``: an OpenSeesPy model file (``build(ops)``, ``INTERFACE``,
+  ``PARAMETER_MAP`` of OpenSees element tags and parameter names), run by the
+  ``opensees`` or ``opensees-tcp`` backend (:mod:`rths_ident.scenarios.structure_files`).
+
+The specimen is tested behind the physical side; the numerical copies of its model
+start from a wrong guess (``identifier.initial_error`` on the identified fields) and are
+updated with what a joint UKF identifies on the specimen (``identifier.fields``), or
+stay as they are (``identifier.kind = "none"``).
 
 The physical side (``specimen.site``):
 
@@ -28,7 +38,8 @@ The physical side (``specimen.site``):
 
 Going from the virtual test to the rig is the site line; nothing else changes: the
 structure, the record, the identifier, the hook and its guards, the reference (the
-monolithic frame with the true columns), the metrics and the record's layout.
+monolithic frame with the true columns; for an OpenSees model file the ideal
+partitioned test), the metrics and the record's layout.
 """
 
 from __future__ import annotations
@@ -93,8 +104,14 @@ class ShearFrameConfig(FrameTestConfig):
     rig_force_limit: float = 16.67  # N (seed 002's rig)
     rig_mode: str = "pseudo-dynamic"
     record_scale: float = 0.2  # El Centro × 0.2: the bench-scale specimen yields (peak drift ≈ 7 mm)
+    matrices: str | None = None  # a folder of M.csv, K.csv, C.csv (structure_files)
+    opensees_model: str | None = None  # an OpenSeesPy model file (structure_files)
+    interface_dof: int = 1  # matrices: the DOF (from 1) where the specimen acts, against the ground
+    updated_elements: tuple = ()  # matrices: ((i, j), …) copies of the specimen's model, DOFs from 1, 0 the ground
 
     def __post_init__(self):
+        for name in ("column_params", "identified", "updated_elements"):  # lists (a file, the wire) -> tuples
+            object.__setattr__(self, name, tuple(tuple(v) if isinstance(v, list) else v for v in getattr(self, name)))
         super().__post_init__()
         model = self.model  # an unknown model: the registry's error
         params = dict(self.column_params)
@@ -119,6 +136,64 @@ class ShearFrameConfig(FrameTestConfig):
             if not (np.isfinite(getattr(self, name)) and getattr(self, name) > 0):
                 self.bad(name, "a finite positive number")
         self.column()  # the model's own checks of the parameter values
+        self._check_structure_source()
+
+    def _check_structure_source(self):
+        """A declared structure file: read and checked now (errors name the field and the file)."""
+        from rths_ident.scenarios import structure_files  # noqa: PLC0415
+
+        if self.matrices is not None and self.opensees_model is not None:
+            raise ParameterError("structure.matrices and structure.opensees_model: expected one structure source")
+        if self.matrices is not None:
+            if self.ns != "native":
+                raise ParameterError(f"structure.matrices with substructure.backend = {self.ns}: expected backend = "
+                                     "native (the matrices are a native model; an OpenSees structure is declared "
+                                     "with structure.opensees_model)")
+            n = structure_files.matrices_of(self).n_dof
+            if not (isinstance(self.interface_dof, int) and 1 <= self.interface_dof <= n):
+                raise ParameterError(f"structure.interface_dof = {self.interface_dof}: expected a DOF in 1…{n} (the "
+                                     f"matrices in {self.matrices} have {n})")
+            structure_files.element_pairs(self.updated_elements, n)
+            if self.identified and self.identifier != "none" and not self.updated_elements:
+                raise ParameterError("structure.updated_elements = []: the identified fields update nothing; "
+                                     "expected the DOF pairs of the numerical copies of the specimen's model (or "
+                                     "identifier.kind = \"none\")")
+        elif self.updated_elements:
+            raise ParameterError("structure.updated_elements: only with structure.matrices")
+        if self.opensees_model is not None:
+            if self.ns not in ("opensees", "opensees-tcp"):
+                raise ParameterError(f"structure.opensees_model with substructure.backend = {self.ns}: expected "
+                                     "backend = opensees | opensees-tcp")
+            model_file = structure_files.model_file_of(self)
+            integrator = model_file.settings.get("integrator")
+            if integrator is not None and integrator != self.integrator:
+                raise ParameterError(f"structure.opensees_model = {self.opensees_model!r}: its INTEGRATOR = "
+                                     f"{integrator!r} but substructure.integrator = {self.integrator!r}: expected "
+                                     "the same (or leave INTEGRATOR out of the file)")
+            if self.identifier != "none":
+                missing = [n for n in self.identified if n not in model_file.parameter_names]
+                if missing:
+                    raise ParameterError(
+                        f"structure.opensees_model = {self.opensees_model!r}: PARAMETER_NAMES = "
+                        f"{list(model_file.parameter_names)} has no entry for identifier.fields {missing}: expected "
+                        "a PARAMETER_MAP entry (OpenSees element tags, parameter name) per identified field")
+
+    @property
+    def structure_source(self) -> str:
+        """``"shear-frame"``, ``"matrices"`` or ``"opensees-model"``."""
+        if self.matrices is not None:
+            return "matrices"
+        return "opensees-model" if self.opensees_model is not None else "shear-frame"
+
+    def program_key(self):
+        """With a structure file, the key holds the files' versions (an edited file is
+        another test); being a tuple, its programs are traced in each process, never read
+        back from the store (:func:`rths_ident.exported_programs.package_key`)."""
+        from rths_ident.scenarios.structure_files import _stamp  # noqa: PLC0415
+
+        key = super().program_key()
+        path = self.matrices or self.opensees_model
+        return key if path is None else (key, _stamp(path))
 
     @property
     def model(self) -> type:
@@ -154,13 +229,45 @@ def _model_fields(model_name: str) -> list[Field]:
     return out
 
 
-def fields_for(model_name: str | None) -> list[Field]:
-    """The test-file fields of a ``shear-frame`` test whose columns are ``model_name``
-    (None: the default model)."""
-    model_name = model_name or DEFAULT_MODEL
+#: the structure sources: the field that declares one (None: the shear frame of storeys)
+STRUCTURE_SOURCES = ("structure.matrices", "structure.opensees_model")
+
+
+def structure_fields(source: str | None) -> list[Field]:
+    """``[structure]`` of the declared source (``None``: the shear frame of storeys; the
+    field paths of :data:`STRUCTURE_SOURCES`)."""
+    if source == "structure.matrices":
+        return [
+            Field("structure.matrices", "matrices", "a folder of M.csv [kg], K.csv [N/m], C.csv [N·s/m]: n lines of "
+                  "n comma-separated numbers, line i = DOF i (a displacement relative to the ground), symmetric, "
+                  "the specimen not included", kind=str, optional=True, is_path=True),
+            Field("structure.interface_dof", "interface_dof", "the DOF (from 1) where the specimen acts, against "
+                  "the ground", kind=int, low=1),
+            Field("structure.updated_elements", "updated_elements", "numerical copies of the specimen's model, "
+                  "updated with what is identified: [i, j] per element, its deformation u_i − u_j (DOFs from 1, "
+                  "j = 0 the ground)", kind=list, item=tuple),
+        ]
+    if source == "structure.opensees_model":
+        return [
+            Field("structure.opensees_model", "opensees_model", "an OpenSeesPy model file: build(ops) (SI), "
+                  "INTERFACE = (node, dof) where the specimen acts against the ground, RESPONSE, PARAMETER_MAP of "
+                  "ElementParameter (OpenSees element tags, parameter name) and PARAMETER_NAMES (the specimen "
+                  "model's fields they update); backend opensees or opensees-tcp", kind=str, optional=True,
+                  is_path=True),
+        ]
+    return frame_case.structure_fields("floor mass", False)
+
+
+def fields_for(values: dict | None = None) -> list[Field]:
+    """The test-file fields of a ``shear-frame`` test whose raw values (by ``"table.key"``)
+    are ``values``: its model's parameters (``specimen.model``; default: the default
+    model) and its structure source's fields (:data:`STRUCTURE_SOURCES`)."""
+    values = values or {}
+    model_name = values.get("specimen.model") or DEFAULT_MODEL
+    source = next((path for path in STRUCTURE_SOURCES if values.get(path) is not None), None)
     return [
         *fields.test_fields(kind_names), *fields.record_fields(), *fields.rate_fields(),
-        *frame_case.structure_fields("floor mass", False),
+        *structure_fields(source),
         *fields.substructure_fields(native_integrator_names()),
         site_field(option="--site"),
         Field("specimen.model", "column_model", "the columns' model (every column; one is tested)", kind=str,
@@ -193,8 +300,8 @@ def fields_for(model_name: str | None) -> list[Field]:
     ]
 
 
-#: the fields with the default model (rths-ident run shear-frame --help lists these)
-FIELDS = fields_for(None)
+#: the fields with the default model and the shear frame of storeys (rths-ident run shear-frame --help)
+FIELDS = fields_for()
 CONFIG = ShearFrameConfig
 
 
@@ -207,8 +314,9 @@ def config_from_values(values: dict) -> ShearFrameConfig:
     params.update((k[len("column:"):], v) for k, v in values.items() if k.startswith("column:"))
     values = {k: v for k, v in values.items() if not k.startswith("column:")}
     values["column_params"] = tuple(params.items())
-    if "identified" in values:
-        values["identified"] = tuple(values["identified"])
+    for name in ("identified", "updated_elements"):
+        if name in values:
+            values[name] = tuple(tuple(v) if isinstance(v, list) else v for v in values[name])
     return ShearFrameConfig(**values)
 
 
@@ -246,13 +354,44 @@ def column_under_test(cfg: ShearFrameConfig) -> ColumnUnderTest:
 
 
 def build(cfg: ShearFrameConfig):
-    """The test (:func:`rths_ident.scenarios.frame_case.build`); on a rig, its physical
-    side is the rig with the test's identifier beside it."""
+    """The test (:func:`rths_ident.scenarios.frame_case.build`, or
+    :func:`rths_ident.scenarios.structure_files.build_opensees_model_test` for an
+    OpenSees model file); on a rig, its physical side is the rig with the test's
+    identifier beside it."""
+    from rths_ident.scenarios import structure_files  # noqa: PLC0415
+
     column = column_under_test(cfg)
-    test = frame_case.build(cfg, column)
+    if cfg.structure_source == "opensees-model":
+        test = structure_files.build_opensees_model_test(cfg, column)
+    elif cfg.structure_source == "matrices":
+        test = frame_case.build(cfg, column, structure_files.matrix_partition(cfg, column))
+    else:
+        test = frame_case.build(cfg, column)
     if not cfg.on_a_rig:
         return test
     return test._replace(make_site=lambda: open_rig_site(cfg, column), site_samples_per_step=1)
+
+
+def opensees_substructure(cfg: ShearFrameConfig, variant: str, ground_accel):
+    """The OpenSees NS for ``variant`` (``ground_accel`` at t_1 … t_N): the model file's,
+    or the shear frame's twin; in process for ``opensees``, on the server for
+    ``opensees-tcp`` (:mod:`rths_ident.scenarios.remote_ns`)."""
+    from rths_ident.scenarios import structure_files  # noqa: PLC0415
+
+    column = column_under_test(cfg)
+    if cfg.structure_source == "opensees-model":
+        return structure_files.opensees_model_ns(cfg, column, variant, ground_accel)
+    return frame_case.opensees_frame_ns(cfg, column, variant, ground_accel)
+
+
+def check_before_run(cfg: ShearFrameConfig) -> None:
+    """What the configuration alone cannot tell (``rths-ident check``): an OpenSees model
+    file is built once, its parameters attached (an unknown element tag or parameter is
+    named), and wiped."""
+    if cfg.structure_source == "opensees-model":
+        from rths_ident.scenarios import structure_files  # noqa: PLC0415
+
+        structure_files.check_opensees_model(cfg, column_under_test(cfg))
 
 
 def open_rig_site(cfg: ShearFrameConfig, column: ColumnUnderTest):
@@ -286,7 +425,10 @@ def run_scenario(cfg: ShearFrameConfig, options: RunOptions = RunOptions()) -> d
     """Run the test (:func:`rths_ident.runner.results.run_scenario`); on a rig, step-wise."""
     if cfg.on_a_rig and options.engine != "stepwise":
         raise ParameterError(f"specimen.site = {cfg.site}: a rig runs on the step-wise engine (--engine stepwise)")
-    return {**_runner(cfg, options), "site": cfg.site}
+    result = {**_runner(cfg, options), "site": cfg.site, "structure": cfg.structure_source}
+    if cfg.structure_source != "shear-frame":
+        result.pop("floor_mass_kg", None)  # the declared floor mass builds nothing
+    return result
 
 
 _runner = frame_case.scenario_runner(build, column_under_test)
