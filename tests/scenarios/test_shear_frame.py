@@ -115,7 +115,13 @@ def test_the_docs_show_the_examples_as_they_are():
     doc = (EXAMPLE.parents[1] / "docs" / "hybrid" / "own_test.md").read_text(encoding="utf-8")
     assert re.findall(r"```toml\n(.*?)```", doc, flags=re.S)[0] == EXAMPLE.read_text(encoding="utf-8")
     assert re.findall(r"```python\n(.*?)```", doc, flags=re.S) == [
-        (EXAMPLE.parent / "own_hybrid_test.py").read_text(encoding="utf-8")]
+        (EXAMPLE.parent / path).read_text(encoding="utf-8")
+        for path in ("data/two_bay_frame_opensees.py", "own_hybrid_test.py")]
+    # the structure files' sections quote their test files' tables as they are
+    quoted = re.findall(r"```toml\n(.*?)```", doc, flags=re.S)[1:]
+    examples = [(EXAMPLE.parent / name).read_text(encoding="utf-8") for name in ("matrix_frame.toml",
+                                                                                 "opensees_frame.toml")]
+    assert len(quoted) >= 3 and all(any(tables in text for text in examples) for tables in quoted[1:])
 
 
 ADAPTER_SERVER = """
