@@ -87,11 +87,14 @@ def test_the_opensees_model_file_over_tcp_gives_the_in_process_numbers():
 
 
 @pytest.mark.slow
-def test_the_site_line_is_all_that_changes_for_the_matrices_test(tmp_path):
+@pytest.mark.parametrize("example", [MATRIX_FRAME, pytest.param(OPENSEES_FRAME, marks=pytest.mark.opensees)])
+def test_the_site_line_is_all_that_changes_for_a_structure_file(tmp_path, example):
+    if example == OPENSEES_FRAME:
+        pytest.importorskip("openseespy.opensees")
     records = {}
     for site in ("virtual", "emulator"):
         records[site] = tmp_path / f"{site}.h5"
-        assert main(["run", str(MATRIX_FRAME), "--duration", "1", "--site", site, "--no-compare", "--quiet",
+        assert main(["run", str(example), "--duration", "1", "--site", site, "--no-compare", "--quiet",
                      "--test-record", str(records[site])]) == 0
     texts = {site: read_test_record(path).config["test_file"].splitlines() for site, path in records.items()}
     changed = [(a, b) for a, b in zip(texts["virtual"], texts["emulator"]) if a != b]
