@@ -52,7 +52,7 @@ def _folder(tmp_path, mass="20,0\n0,20\n", stiffness="0,0\n0,0\n", damping="1,-1
 
 
 @pytest.mark.parametrize("files, message", [
-    (dict(damping=None), r"structure.matrices = .*C.csv: no such file \(the damping matrix \[N·s/m\]"),
+    (dict(damping=None), r"structure.matrices: .*C.csv: no such file \(the damping matrix \[N·s/m\]"),
     (dict(stiffness="1,2,3\n4,5,6\n"), r"K.csv: 2×3: expected a square matrix"),
     (dict(stiffness="1,0,0\n0,1,0\n0,0,1\n"), r"K.csv: 3×3: expected 2×2, the size of M.csv"),
     (dict(mass="20,1\n0,20\n"), r"M.csv: not symmetric \(line 1, column 2: 1.0 but line 2, column 1: 0.0\)"),
