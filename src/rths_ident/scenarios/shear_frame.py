@@ -425,6 +425,7 @@ def run_scenario(cfg: ShearFrameConfig, options: RunOptions = RunOptions()) -> d
     """Run the test (:func:`rths_ident.runner.results.run_scenario`); on a rig, step-wise."""
     if cfg.on_a_rig and options.engine != "stepwise":
         raise ParameterError(f"specimen.site = {cfg.site}: a rig runs on the step-wise engine (--engine stepwise)")
+    check_before_run(cfg)  # a user's OpenSees model: an unknown element tag is named before any work
     result = {**_runner(cfg, options), "site": cfg.site, "structure": cfg.structure_source}
     if cfg.structure_source != "shear-frame":
         result.pop("floor_mass_kg", None)  # the declared floor mass builds nothing
