@@ -150,6 +150,10 @@ def test_check_builds_the_opensees_model_and_names_an_unknown_element_tag(tmp_pa
     err = capsys.readouterr().err
     assert f"structure.opensees_model = '{tmp_path / 'bad_frame.py'}'" in err
     assert "'E' of element 9" in err and "element 9 is not in the OpenSees model" in err
+    assert main(["run", str(path), "--duration", "1", "--no-compare"]) == 1  # a run: the same, before any work
+    err = capsys.readouterr().err
+    last = err.strip().splitlines()[-1]  # after the "running …" line: the error, one line
+    assert last.startswith("rths-ident: error:") and "element 9 is not in the OpenSees model" in last
     assert main(["check", str(OPENSEES_FRAME)]) == 0
     assert main(["check", str(OPENSEES_FRAME), "--set", "identifier.fields=k,b"]) == 1
     assert "PARAMETER_NAMES = ['k', 'fy'] has no entry for identifier.fields ['b']" in capsys.readouterr().err
