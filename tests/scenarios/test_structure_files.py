@@ -26,7 +26,7 @@ def _ns_displacements(result) -> dict:
 
 
 @pytest.mark.slow
-def test_the_matrices_test_is_the_shear_frame_test_built_from_the_same_storeys():
+def test_the_matrices_test_is_the_shear_frame_test_built_from_the_same_storeys(tmp_path):
     """examples/matrix_frame.toml declares examples/two_bay_frame.toml's frame as M, K = 0,
     C (its Rayleigh damping) and five numerical copies of the bilinear column between the
     same DOFs: a shear frame IS such matrices, so the two tests (partition, reference,
@@ -44,6 +44,9 @@ def test_the_matrices_test_is_the_shear_frame_test_built_from_the_same_storeys()
     for name in ("k", "fy"):
         assert matrices.metrics["params_final"][name] == pytest.approx(frame.metrics["params_final"][name], rel=1e-9)
     assert matrices.metrics["structure"] == "matrices" and "floor_mass_kg" not in matrices.metrics
+    # the figures name the responses as the test does (dof1, dof2)
+    paths = load_test(MATRIX_FRAME, **short).plot(matrices, tmp_path)
+    assert {p.name for p in paths} >= {"reference_vs_hybrid.png", "updating_vs_none.png", "specimen_hysteresis.png"}
 
 
 @pytest.mark.slow

@@ -148,6 +148,7 @@ def _plot_floor_errors(result: dict, path: Path) -> Path:
     arrays = result["_arrays"]
     t_slow, ref, logs = arrays["time_slow"], arrays["reference_floors"], arrays["logs"]
     n_floors = ref.shape[1]
+    names = _response_names(result)
     left = [m for m in logs if m == "none"]
     right = [m for m in logs if m != "none"]
     columns = [c for c in (left, right) if c]
@@ -156,7 +157,7 @@ def _plot_floor_errors(result: dict, path: Path) -> Path:
     handles = {}
     for i in range(n_floors):
         row = n_floors - 1 - i  # roof on top
-        name = f"floor{i + 1}"
+        name = names[i]
         for c, modes in enumerate(columns):
             ax = axes[row, c]
             j4s = []
@@ -166,16 +167,17 @@ def _plot_floor_errors(result: dict, path: Path) -> Path:
                 (line,) = ax.plot(t_slow, error, color=colour, lw=0.8)
                 handles[label] = line
                 j4s.append(f"{label} {result['variants'][mode]['J4_percent'][name]:.2f} %")
-            ax.set_title(f"floor {i + 1} — J4: " + ", ".join(j4s), fontsize=9)
+            ax.set_title(f"{_response_label(name)} — J4: " + ", ".join(j4s), fontsize=9)
             ax.axhline(0.0, color="k", lw=0.5)
-            ax.set_ylabel(f"floor {i + 1}: hybrid − ref. [mm]")
+            ax.set_ylabel(f"{_response_label(name)}: hybrid − ref. [mm]")
             if row == n_floors - 1:
                 ax.set_xlabel("time [s]")
     peak = float(np.max(np.abs(ref))) * 1e3
     fig.legend(list(handles.values()), list(handles.keys()), loc="outside lower center", ncol=len(handles),
                fontsize=9)
-    fig.suptitle(f"Hybrid response minus the reference (monolithic frame, true columns; peak |x| = {peak:.0f} mm) — "
-                 f"{result['scenario']}, {result['record']}, floor mass {mass_text(result['floor_mass_kg'])}\n"
+    mass = f", floor mass {mass_text(result['floor_mass_kg'])}" if "floor_mass_kg" in result else ""
+    fig.suptitle(f"Hybrid response minus the reference (the true model; peak |x| = {peak:.0f} mm) — "
+                 f"{result['scenario']}, {result['record']}{mass}\n"
                  f"{J4_DEFINITION} over the record, per floor"
                  + ("; left: no updating, right: the other runs on their own (smaller) scale" if len(columns) == 2
                     else ""), fontsize=10)
@@ -261,6 +263,17 @@ def _plot_parameters(result: dict, param_labels: dict, path: Path) -> Path:
     return _save(fig, path)
 
 
+def _response_names(result: dict) -> list:
+    """The response DOFs' names, in the reference's column order (floor1, … or a
+    structure file's dof1, …, node4-dof1, …)."""
+    return list(next(iter(result["variants"].values()))["J4_percent"])
+
+
+def _response_label(name: str) -> str:
+    """``floor2`` → ``floor 2``; other names as they are."""
+    return f"floor {name[5:]}" if name.startswith("floor") and name[5:].isdigit() else name
+
+
 def _plot_updating_vs_none(result: dict, path: Path) -> Path:
     """Roof response of the run without updating and of the configured run, over the
     reference (shared y-limits), and their errors below (shared y-limits)."""
@@ -268,7 +281,7 @@ def _plot_updating_vs_none(result: dict, path: Path) -> Path:
     t_slow, ref, logs = arrays["time_slow"], arrays["reference_floors"], arrays["logs"]
     main = result["updating"]
     shown = [m for m in ("none", main) if m in logs] if main != "none" else [main]
-    roof = f"floor{ref.shape[1]}"
+    roof = _response_names(result)[-1]
     fig = Figure(figsize=(12, 6.5), layout="constrained")
     axes = fig.subplots(2, len(shown), sharex=True, sharey="row", squeeze=False, height_ratios=(1.6, 1))
     for k, mode in enumerate(shown):

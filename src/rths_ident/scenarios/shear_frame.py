@@ -440,4 +440,5 @@ def plot(result: dict, out_dir):
     from rths_ident.runner.plots import plot_frame_test  # noqa: PLC0415
 
     labels = {n: rf"$\hat{{{n}}}/{n}$" for n in result.get("params_true", {})}
-    return plot_frame_test(result, out_dir, labels, specimen=f"first-storey column, {result['specimen_model']}")
+    where = "first-storey column" if result.get("structure", "shear-frame") == "shear-frame" else "the specimen"
+    return plot_frame_test(result, out_dir, labels, specimen=f"{where}, {result['specimen_model']}")
