@@ -231,3 +231,25 @@ def test_mismatched_or_bad_inputs_raise_clear_errors():
         fei_delay(sine(100, 2.0), sine(100, 2.0), -1.0)
     with pytest.raises(ValueError, match="true_value"):
         parameter_error_percent([1.0, 2.0], np.ones((5, 3)))
+
+
+def test_command_smoothness_closed_forms():
+    """A slow ramp u_k = 0.001·k drawn at 10 fast samples per step moves 1e-4 per fast
+    step; a command 1.2× the straight line has peak ratio 1.2 and jump ratio 1.2; one
+    spike of 0.05 m in it is a jump of 0.05 − 1.2·x, ratio read off by hand."""
+    from rths_ident.metrics import command_smoothness
+
+    slow = 0.001 * np.arange(1, 21)
+    line = np.interp(np.arange(1, 201) / 10, np.arange(0, 21), np.r_[0.0, slow])
+    out = command_smoothness(slow, 1.2 * line, 10, fast_target=line)
+    assert out["command_peak_ratio"] == pytest.approx(1.2, rel=1e-12)
+    assert out["command_jump_ratio"] == pytest.approx(1.2, rel=1e-12)
+    assert out["target_jump_ratio"] == pytest.approx(1.0, rel=1e-12)
+    spiky = 1.2 * line
+    spiky[57] = 0.05
+    out = command_smoothness(slow, spiky, 10)
+    assert out["command_jump_max_m"] == pytest.approx(0.05 - 1.2 * line[56], rel=1e-12)
+    assert out["command_jump_ratio"] == pytest.approx((0.05 - 1.2 * line[56]) / 1e-4, rel=1e-9)
+    assert out["command_peak_ratio"] == pytest.approx(0.05 / 0.02, rel=1e-12)
+    with pytest.raises(ValueError, match="expected 20 slow steps"):
+        command_smoothness(slow, spiky[:-1], 10)

@@ -43,6 +43,7 @@ __all__ = [
     "convergence_time",
     "missed_deadline_stats",
     "missed_tick_summary",
+    "command_smoothness",
 ]
 
 
@@ -443,3 +444,45 @@ def missed_tick_summary(counts_per_run) -> dict:
     if c.size == 0 or np.any(c < 0):
         raise ValueError("counts_per_run must be a non-empty array of counts ≥ 0")
     return {"max": float(np.max(c)), "median": float(np.median(c)), "within_limit": bool(np.max(c) <= 500)}
+
+
+def command_smoothness(slow_target, command, samples_per_step: int, fast_target=None) -> dict:
+    """What a servo-valve receives, against what the numerical substructure asked for.
+
+    ``slow_target``: the interface target u_k the NS sent for each slow step [m] (N,);
+    ``command``: the actuator command x_c at every fast sample (N·samples_per_step,) [m];
+    ``fast_target`` (optional): the rate transition's output x_t at the same samples.
+
+    * ``command_peak_ratio`` = max|x_c| / max|u_k|;
+    * ``command_jump_ratio`` = max|Δx_c| per fast step / (max|Δu_k| / samples_per_step):
+      the command's largest jump against the largest the target makes per fast step
+      when it is drawn straight from one slow sample to the next (u_0 = 0 at rest);
+    * ``command_jump_max_m`` = max|Δx_c| [m]; ``target_jump_ratio``: the same ratio for
+      ``fast_target`` (what the rate transition itself adds), when given.
+
+    A non-moving target (max|Δu| = 0) gives ratios of inf when the command moves, 1 when
+    it does not.
+    """
+    u = _signal("slow_target", slow_target)
+    x_c = _signal("command", command)
+    if int(samples_per_step) != samples_per_step or samples_per_step < 1:
+        raise ValueError(f"samples_per_step must be an integer ≥ 1; got {samples_per_step!r}")
+    if x_c.size != u.size * int(samples_per_step):
+        raise ValueError(f"command has {x_c.size} samples; expected {u.size} slow steps × {samples_per_step}")
+    target_step = np.max(np.abs(np.diff(np.concatenate([[0.0], u])))) / samples_per_step
+    command_jump = float(np.max(np.abs(np.diff(np.concatenate([[0.0], x_c])))))
+    peak = float(np.max(np.abs(u)))
+
+    def ratio(value, reference):
+        if reference > 0:
+            return float(value / reference)
+        return 1.0 if value == 0 else float("inf")
+
+    out = {"command_peak_ratio": ratio(float(np.max(np.abs(x_c))), peak),
+           "command_jump_ratio": ratio(command_jump, target_step),
+           "command_jump_max_m": command_jump}
+    if fast_target is not None:
+        x_t = _signal("fast_target", fast_target)
+        _same_shape("command", x_c, "fast_target", x_t)
+        out["target_jump_ratio"] = ratio(float(np.max(np.abs(np.diff(np.concatenate([[0.0], x_t]))))), target_step)
+    return out

@@ -115,6 +115,9 @@ class Estimate(NamedTuple):
     theta: Any  # (p,) θ̂ in the physical units of ``param_units``
     relative_std: Any  # (p,) √Var(θ̂_i)/|θ̂_i| [-]
     converged: Any  # bool (scalar array)
+    # bool (scalar array): the estimator's covariance is symmetric positive definite (an
+    # identifier-divergence interlock checks it; an estimator without one leaves True)
+    covariance_ok: Any = True
 
 
 class OnlineIdentifier(NamedTuple):

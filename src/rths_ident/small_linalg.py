@@ -171,3 +171,10 @@ def solve(A, b):
     for i in reversed(range(n)):
         x[i] = (rows[i][n] - sum(rows[i][k] * x[k] for k in range(i + 1, n))) / rows[i][i]
     return jnp.stack(x, axis=-1)
+
+
+def is_positive_definite(A):
+    """Whether the symmetric part of A (…, n, n) is positive definite: its Cholesky
+    factor (:func:`cholesky`) exists and is finite. A traced boolean (…,)."""
+    factor = cholesky(A)
+    return jnp.all(jnp.isfinite(factor), axis=(-2, -1))

@@ -69,8 +69,10 @@ def test_readings_come_in_the_virtual_sides_log_with_the_identifiers_estimate():
     site = RigLoopSite(_Rig(1000.0), identifier, 0.01, on_close=lambda: closed.append(True))
     for k in range(200):
         reading = site.step(np.array([0.005 * np.sin(0.2 * k)]))
-    assert set(reading.log) == {"target", "command", "measured", "force", "limit"}
-    assert reading.log["command"][0] == pytest.approx(2.0 * reading.log["target"][0])
+    assert set(reading.log) == {"target", "command", "command_raw", "measured", "force", "limit"}
+    # the command in metres is the target; the rig's own command (here 2× it) is kept raw
+    assert reading.log["command"][0] == reading.log["target"][0]
+    assert reading.log["command_raw"][0] == pytest.approx(2.0 * reading.log["target"][0])
     assert float(reading.estimate.theta[0]) == pytest.approx(1000.0, rel=1e-3)  # the spring's k, identified
     assert site.safe_stop() == "ramped"
     site.close()

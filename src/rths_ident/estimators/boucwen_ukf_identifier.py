@@ -49,6 +49,8 @@ from typing import Any, Mapping, NamedTuple, Sequence
 
 import jax
 import jax.numpy as jnp
+
+from rths_ident import small_linalg as sl
 import numpy as np
 
 from rths_ident.errors import ParameterError
@@ -345,7 +347,7 @@ def estimate(params: BoucWenSDOFParams, state: BoucWenSDOFState) -> Estimate:
     std = jnp.sqrt(jnp.maximum(jnp.diag(state.filter.P)[_N_STATES:], 0.0))
     finite = jnp.all(jnp.isfinite(theta)) & jnp.all(jnp.isfinite(std))
     converged = finite & jnp.all(std <= params.convergence_tolerance * jnp.abs(theta))
-    return Estimate(theta, std / jnp.abs(theta), converged)
+    return Estimate(theta, std / jnp.abs(theta), converged, sl.is_positive_definite(state.filter.P))
 
 
 class _Functions(NamedTuple):

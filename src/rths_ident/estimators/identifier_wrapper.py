@@ -131,8 +131,9 @@ class IdentifierWrapper:
     @property
     def estimate(self) -> Estimate:
         """:class:`~rths_ident.estimators.online_identifier.Estimate` of the current state (numpy)."""
-        theta, relative_std, converged = _compiled_estimate(self.functions.estimate)(self.params, self.state)
-        return Estimate(np.asarray(theta), np.asarray(relative_std), bool(converged))
+        theta, relative_std, converged, covariance_ok = _compiled_estimate(self.functions.estimate)(self.params,
+                                                                                                  self.state)
+        return Estimate(np.asarray(theta), np.asarray(relative_std), bool(converged), bool(covariance_ok))
 
     @property
     def param_names(self) -> tuple:

@@ -76,6 +76,8 @@ from typing import Any, Mapping, NamedTuple, Sequence
 
 import jax
 import jax.numpy as jnp
+
+from rths_ident import small_linalg as sl
 import numpy as np
 
 from rths_ident.errors import ParameterError
@@ -477,7 +479,8 @@ def _converged(params: JointUKFParams, state: JointUKFState, relative_std):
 def estimate(params: JointUKFParams, state: JointUKFState) -> Estimate:
     """θ̂ [SI], relative std of θ̂ and ``converged`` (module doc), from the state."""
     theta, relative_std = _confidence(params, state.filter)
-    return Estimate(theta, relative_std, _converged(params, state, relative_std))
+    return Estimate(theta, relative_std, _converged(params, state, relative_std),
+                    sl.is_positive_definite(state.filter.P))
 
 
 def step(params: JointUKFParams, state: JointUKFState, inputs: IdentifierInputs, dt):

@@ -491,7 +491,8 @@ def estimate(params: LuGreIdentifierParams, state: LuGreIdentifierState) -> Esti
     lugre = _lugre_params(params, state.rls.theta * params.theta_reference)
     _, _, relative_std = confidence(params, state)
     converged = state.yielded & jnp.all(relative_std <= params.converged_relative_std)
-    return Estimate(jnp.stack([lugre.sigma0, lugre.Fc, lugre.sigma3]), relative_std, converged)
+    return Estimate(jnp.stack([lugre.sigma0, lugre.Fc, lugre.sigma3]), relative_std, converged,
+                    sl.is_positive_definite(state.rls.covariance))
 
 
 def thesis_identifier_params(guess_params: LuGreParams, thesis_initial_covariance) -> LuGreIdentifierParams:

@@ -4,8 +4,8 @@ The virtual fast side logs every fast sample and runs the identifier inside its 
 chunk; a rig (:class:`~rths_ident.rigs.hardware_site.HardwareSite`) is read once per
 slow step by its own controller. :class:`RigLoopSite` puts a rig behind the same
 :class:`~rths_ident.protocols.Site` protocol *and* the same log as the virtual side —
-``target``, ``command``, ``measured``, ``force``, ``limit`` per sample, one sample per
-step — and runs the test's :class:`~rths_ident.protocols.OnlineIdentifier` on what the
+``target``, ``command`` (in metres: the target the rig was sent; ``command_raw`` is the
+rig's own unit), ``measured``, ``force``, ``limit`` per sample, one sample per step — and runs the test's :class:`~rths_ident.protocols.OnlineIdentifier` on what the
 rig measured (velocity by backward difference of the measured displacement at Δt_n),
 so a test runs on a rig by changing its site and nothing else: the same hook, guards,
 model updating, metrics and record.
@@ -53,7 +53,7 @@ class RigLoopSite:
             self._estimate(self._state)  # compiled now, not in the first step of a test
         else:
             empty = jnp.zeros(0)
-            self._fixed_estimate = Estimate(empty, empty, jnp.asarray(False))
+            self._fixed_estimate = Estimate(empty, empty, jnp.asarray(False), jnp.asarray(True))
 
     @property
     def where(self) -> str:
@@ -62,8 +62,10 @@ class RigLoopSite:
     def step(self, target) -> SiteReading:
         reading = self.hardware.step(target)
         x, force = np.asarray(reading.displacement, float), np.asarray(reading.force, float)
-        command = np.asarray(reading.log.get("command", target), float).reshape(-1)
-        log = {"target": np.asarray(target, float).reshape(-1), "command": command, "measured": x.reshape(-1),
+        target = np.asarray(target, float).reshape(-1)
+        # the command in metres is the target itself (a rig takes its own units: "command_raw")
+        raw = np.asarray(reading.log.get("command", target), float).reshape(-1)
+        log = {"target": target, "command": target.copy(), "command_raw": raw, "measured": x.reshape(-1),
                "force": force.reshape(-1), "limit": np.zeros(1, dtype=np.int32)}
         if self.identifier is None:
             return SiteReading(x, force, log, self._fixed_estimate)

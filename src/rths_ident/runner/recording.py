@@ -23,8 +23,10 @@ from rths_ident.records import TestRecordWriter
 #: holds named quantities get per-column units from :func:`log_units`
 LOG_UNITS = {
     "ground_accel": "m/s²",  # ẍ_g at the end of each slow step (the record the NS was driven with)
+    "fast/slow_target": "m",  # the interface target the NS sent for this slow step (one per step)
     "fast/target": "m",  # interface target x_t after the rate transition, per fast sample
     "fast/command": "m",  # actuator command x_c (after compensation)
+    "fast/command_raw": "the rig's own command unit (servo angle, set-point, …)",
     "fast/measured": "m",  # measured specimen displacement x_m (sensor)
     "fast/force": "N",  # measured restoring force of the specimen (load cell)
     "fast/true_force": "N",  # the specimen model's force (virtual site only)
@@ -35,6 +37,7 @@ LOG_UNITS = {
     "ns/time": "s",
     "update/applied": "1 (bool: the estimate entered the NS this step)",
     "update/converged": "1 (bool)",
+    "update/covariance_ok": "1 (bool: the estimator's covariance is positive definite)",
 }
 
 
@@ -147,6 +150,9 @@ class StepRecorder:
             self.record_all(exc.logs)
         k = int(exc.slow_index)
         t = float(self.time_slow[k]) if 0 <= k < self.time_slow.size else None
+        trip = getattr(exc, "trip", None)
+        if trip is not None:  # which interlock, its value and limit, where (hybrid.fast_side.interlocks)
+            self.writer.event("interlock", trip.message(), step=k, time=t)
         self.writer.event("stop" if isinstance(exc, KeyboardInterrupt) else "error", str(exc), step=k, time=t)
 
 

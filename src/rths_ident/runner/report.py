@@ -26,6 +26,9 @@ def hybrid_test_report(result: dict) -> str:
          "virtual"),
         f"  J2 (tracking) {result['J2_percent']:.3f} %   τ {result['tau_ms']:.3f} ms   "
         f"J4 force {result['J4_force_percent']:.3f} %",
+        *([f"  command: peak {result['command_peak_ratio']:.3f}× the target's, largest jump per fast step "
+            f"{result['command_jump_ratio']:.2f}× the target's ({1e3 * result['command_jump_max_m']:.3g} mm)"]
+          if "command_peak_ratio" in result else []),
         "  roof J4 [%]: "
         + "   ".join(f"{m} {v[m]['J4_percent'][roof]:.3f}" for m in v),
     ]

@@ -81,10 +81,30 @@ def variant_metrics(test: HybridTest, logs: dict, reference_response, reference_
         "actuator_limit_code": int(np.max(logs["fast"]["limit"])),
         "missed_deadlines": 0,  # not paced: the loop runs as fast as it can (run_scenario's realtime)
     }
+    out.update(command_metrics(logs))
     if names:  # every online identifier reports its relative std (estimators.online_identifier)
         out["param_std_percent"] = dict(zip(names, map(float, 100 * np.asarray(logs["update"]["relative_std"])[-1])))
     out.update(test.extra_metrics(logs))
     return out
+
+
+def command_metrics(logs: dict) -> dict:
+    """The command a servo-valve receives against the NS's target
+    (:func:`rths_ident.metrics.command_smoothness`): its peak over the target's, its largest
+    jump per fast step over the target's; ``{}`` for a site that does not log its
+    command in metres beside the NS's target (a rig logs its own units: its command is the
+    target itself, one per slow step)."""
+    fast = logs.get("fast", {})
+    if not all(key in fast for key in ("command", "target", "slow_target")):
+        return {}
+    command = np.asarray(fast["command"], dtype=float)
+    target = np.asarray(fast["target"], dtype=float)
+    if command.ndim != 2 or command.shape[0] < 2:
+        return {}
+    slow = np.asarray(fast["slow_target"], dtype=float).reshape(-1)
+    if not (np.all(np.isfinite(command)) and np.all(np.isfinite(slow))):
+        return {}
+    return metrics.command_smoothness(slow, command.ravel(), command.shape[1], fast_target=target.ravel())
 
 
 def _ns_values(test: HybridTest, logs: dict, variant: str) -> np.ndarray:
@@ -208,7 +228,8 @@ def _run_variants(cfg, test: HybridTest, engine: str, compare: bool, progress, d
             events.emit(TestStarted(test.name, info, {"pacer": pacer, "model_force": model_force}))
         logs, wall = run_loop(test, engine, variant=variant, progress=progress if main_run else None,
                               pacer=pacer if main_run else None, recorder=recorder, site=site,
-                              stop=stop if main_run else None)
+                              stop=stop if main_run else None,
+                              interlocks=main_run)  # the interlocks guard the configured run, not the comparisons
         clock.lap(f"running {mode}")
         results[mode] = VariantResult(mode, None, logs, wall)
     if side_by_side:
@@ -216,7 +237,8 @@ def _run_variants(cfg, test: HybridTest, engine: str, compare: bool, progress, d
         # comparison runs share the compiled loop and run side by side, one per core
         rest = order[1:]
         with concurrent.futures.ThreadPoolExecutor(max_workers=len(rest)) as pool:
-            runs = {mode: pool.submit(run_loop, test, engine, variant=_variant(cfg, mode)) for mode in rest}
+            runs = {mode: pool.submit(run_loop, test, engine, variant=_variant(cfg, mode), interlocks=False)
+                    for mode in rest}
             for mode, run in runs.items():
                 logs, wall = run.result()
                 results[mode] = VariantResult(mode, None, logs, wall)

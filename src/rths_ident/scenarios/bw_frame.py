@@ -270,7 +270,8 @@ FIELDS = [
           "relative to the guess", low=1e-9),
     Field("identifier.force_std", "ukf_force_std", "joint UKF: force-measurement std (noise + model error)",
           unit="N", low=1e-9),
-    *fields.fast_side_fields(), *fields.updating_fields(UPDATING_MODES), *fields.run_fields(),
+    *fields.fast_side_fields(), *fields.updating_fields(UPDATING_MODES), *fields.interlock_fields(),
+    *fields.run_fields(),
 ]
 
 

@@ -21,6 +21,7 @@ from rths_ident.hybrid.fast_side.rate_transition.registry import TRANSITIONS, Tr
 from rths_ident.scenarios.config import HybridTestConfig
 from rths_ident.protocols import OnlineIdentifier
 from rths_ident.hybrid.fast_side.fast_chunk import FastSide, Strategy, no_identifier_log
+from rths_ident.hybrid.loop.interlocks import Interlocks
 from rths_ident.structures.integrators import INTEGRATORS, native_integrator_names
 
 
@@ -66,7 +67,8 @@ def transition(cfg: HybridTestConfig, realisation: Callable[[], np.ndarray]) -> 
     """The configured rate transition, from
     :data:`~rths_ident.hybrid.fast_side.rate_transition.registry.TRANSITIONS`;
     ``realisation()`` gives DDMRT's training signal (only called for DDMRT)."""
-    settings = TransitionSettings(cfg.ratio, cfg.arrival_fraction, cfg.ddmrt_adaptive, realisation)
+    settings = TransitionSettings(cfg.ratio, cfg.arrival_fraction, cfg.ddmrt_adaptive, realisation,
+                                  cfg.transition_continuity, cfg.transition_blend_steps)
     return Strategy(*TRANSITIONS[cfg.transition].build(settings))
 
 
@@ -95,3 +97,30 @@ def fast_side(cfg: HybridTestConfig, *, specimen_model: type, specimen, actuator
         sensor_noise=cfg.sensor_noise, identifier_log=identifier_log,
     )
 
+
+
+def interlocks(cfg: HybridTestConfig, actuator=None) -> Interlocks:
+    """The test's interlocks from its ``interlock_*`` settings; a limit left out is the
+    actuator's own (stroke, velocity, force capacity of ``actuator``, a
+    :class:`~rths_ident.hybrid.fast_side.actuator.CarrionSpencerParams`), or off."""
+    inf = float("inf")
+
+    def given(value, default):
+        return float(value) if value is not None else float(default)
+
+    stroke = float(getattr(actuator, "stroke_limit", inf))
+    velocity = float(getattr(actuator, "velocity_limit", inf))
+    force = float(getattr(actuator, "force_limit", inf))
+    return Interlocks(
+        command_stroke=given(cfg.interlock_command_stroke, stroke),
+        command_velocity=given(cfg.interlock_command_velocity, velocity),
+        measured_stroke=given(cfg.interlock_measured_stroke, stroke),
+        measured_velocity=given(cfg.interlock_measured_velocity, velocity),
+        force=given(cfg.interlock_force, force),
+        tracking_error=given(cfg.interlock_tracking_error, inf),
+        tracking_window=float(cfg.interlock_tracking_window),
+        ns_displacement=given(cfg.interlock_ns_displacement, inf),
+        identifier=bool(cfg.interlock_identifier),
+        identifier_range=float(cfg.interlock_identifier_range),
+        deadline=given(cfg.interlock_deadline, inf),
+    )

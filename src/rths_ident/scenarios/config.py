@@ -42,6 +42,10 @@ class HybridTestConfig:
     transition: str = "predictor-corrector"
     arrival_fraction: float = 0.5  # predictor–corrector: the NS answer arrives after this share of Δt_n
     ddmrt_adaptive: bool = False  # DDMRT: fixed Wiener W (LTI) or leaky-LMS W (LTV; seed 000 Eq. 3.7)
+    # derivatives of the fast targets kept continuous by the transition: 0 (the sources'
+    # schemes), 1 (value, slope), 2 (value, slope, curvature; rate_transition.continuity)
+    transition_continuity: int = 2
+    transition_blend_steps: float = 1.0  # DDMRT: slow steps over which a prediction error is absorbed
     sensor_noise: bool = True
     seed: int = 123
     update_after: float = 0.2  # s: the hook holds the initial model this long
@@ -51,6 +55,19 @@ class HybridTestConfig:
     # number of samples per slow step (1 kHz at 4000/50 Hz).
     identifier_rate: float | None = None
     minimum_identifier_rate: ClassVar[float] = 0.0
+    # interlocks ([interlocks]; hybrid.loop.interlocks, SI): None = the default each
+    # field's doc states (scenarios.components.interlocks)
+    interlock_command_stroke: float | None = None  # m; None: the actuator's stroke limit
+    interlock_command_velocity: float | None = None  # m/s; None: the actuator's velocity limit
+    interlock_measured_stroke: float | None = None  # m; None: the actuator's stroke limit
+    interlock_measured_velocity: float | None = None  # m/s; None: the actuator's velocity limit
+    interlock_force: float | None = None  # N; None: the actuator's force capacity
+    interlock_tracking_error: float | None = None  # m (mean over the window); None: off
+    interlock_tracking_window: float = 0.1  # s
+    interlock_ns_displacement: float | None = None  # m; None: finite only
+    interlock_identifier: bool = True
+    interlock_identifier_range: float = 10.0  # × the initial guess
+    interlock_deadline: float | None = None  # s of wall-clock time per slow step; None: off
 
     def bad(self, field: str, expected: str):
         raise ParameterError(f"{self.SCENARIO} {field} = {plain(getattr(self, field))}: expected {expected}")
@@ -84,12 +101,27 @@ class HybridTestConfig:
             self.bad("pad_seconds", "a finite number of seconds ≥ 0")
         if not (np.isfinite(self.record_scale) and self.record_scale > 0):
             self.bad("record_scale", "a finite positive factor")
+        if self.transition_continuity not in (0, 1, 2, 3):
+            self.bad("transition_continuity", "0 (the source's scheme), 1 (value and slope), 2 (… and curvature) "
+                     "or 3 (… and jerk)")
+        if not (isinstance(self.transition_blend_steps, (int, float)) and 1.0 <= self.transition_blend_steps <= 8.0):
+            self.bad("transition_blend_steps", "a number of slow steps in [1, 8]")
         if not (0.0 <= self.arrival_fraction < 1.0):
             self.bad("arrival_fraction", "a fraction in [0, 1)")
         if not (self.update_after >= 0.0):
             self.bad("update_after", "a time ≥ 0 s")
         if not isinstance(self.actuator_substeps, int) or self.actuator_substeps < 1:
             self.bad("actuator_substeps", "an integer ≥ 1")
+        for name in ("interlock_command_stroke", "interlock_command_velocity", "interlock_measured_stroke",
+                     "interlock_measured_velocity", "interlock_force", "interlock_tracking_error",
+                     "interlock_ns_displacement", "interlock_deadline"):
+            value = getattr(self, name)
+            if value is not None and not (isinstance(value, (int, float)) and value > 0):
+                self.bad(name, "a limit > 0 (leave out: the default)")
+        if not (self.interlock_tracking_window > 0 and np.isfinite(self.interlock_tracking_window)):
+            self.bad("interlock_tracking_window", "a window > 0 s")
+        if not self.interlock_identifier_range > 1:
+            self.bad("interlock_identifier_range", "a factor > 1")
         if self.identifier_rate is not None:
             every = self.fast_rate / self.identifier_rate if self.identifier_rate > 0 else np.inf
             if not (self.identifier_rate >= self.minimum_identifier_rate and abs(every - round(every)) < 1e-9
@@ -109,6 +141,16 @@ class HybridTestConfig:
     @property
     def identifier_every(self) -> int:
         """Fast samples per identifier update."""
+        for name in ("interlock_command_stroke", "interlock_command_velocity", "interlock_measured_stroke",
+                     "interlock_measured_velocity", "interlock_force", "interlock_tracking_error",
+                     "interlock_ns_displacement", "interlock_deadline"):
+            value = getattr(self, name)
+            if value is not None and not (isinstance(value, (int, float)) and value > 0):
+                self.bad(name, "a limit > 0 (leave out: the default)")
+        if not (self.interlock_tracking_window > 0 and np.isfinite(self.interlock_tracking_window)):
+            self.bad("interlock_tracking_window", "a window > 0 s")
+        if not self.interlock_identifier_range > 1:
+            self.bad("interlock_identifier_range", "a factor > 1")
         if self.identifier_rate is not None:
             return int(round(self.fast_rate / self.identifier_rate))
         divisors = [d for d in range(1, self.ratio + 1) if self.ratio % d == 0 and self.fast_rate / d >= 1000.0]

@@ -16,7 +16,8 @@ from rths_ident.hybrid.fast_side.rate_transition.registry import TRANSITIONS
 from rths_ident.structures.integrators import INTEGRATORS
 from rths_ident.structures.numerical_substructure import NS_BACKENDS
 
-__all__ = ["test_fields", "record_fields", "rate_fields", "fast_side_fields", "updating_fields", "run_fields",
+__all__ = ["interlock_fields",
+           "test_fields", "record_fields", "rate_fields", "fast_side_fields", "updating_fields", "run_fields",
            "substructure_fields", "looks_like_a_path", "RECORD_UNITS"]
 
 RECORD_UNITS = ("g", "m/s2", "cm/s2")
@@ -83,6 +84,13 @@ def fast_side_fields() -> list[Field]:
               "this share of the slow step", low=0.0, high=0.999999),
         Field("transition.ddmrt_adaptive", "ddmrt_adaptive", "DDMRT: leaky-LMS adaptive Wiener filter (seed 000 "
               "Eq. 3.7) instead of fixed weights", kind=bool, option="--ddmrt-adaptive", flag=True),
+        Field("transition.continuity", "transition_continuity", "derivatives of the fast targets kept continuous "
+              "across slow steps (and at the predictor–corrector's switch): 0 = the source's scheme (DDMRT jumps by "
+              "its prediction error), 1 = value and slope, 2 = … and curvature, 3 = … and jerk", kind=int, low=0,
+              high=3),
+        Field("transition.blend_steps", "transition_blend_steps", "DDMRT: slow steps over which the continuity "
+              "correction absorbs a prediction error (1: each segment ends on the prediction; more: a smoother "
+              "command, the target further from the prediction)", unit="slow steps", low=1.0, high=8.0),
         Field("compensation.kind", "compensation", "delay compensation", kind=str, choices=COMPENSATORS,
               option="--compensation"),
         Field("actuator.transfer_system", "transfer_system", "transfer system", kind=str, choices=TRANSFER_SYSTEMS,
@@ -92,6 +100,38 @@ def fast_side_fields() -> list[Field]:
         Field("sensors.noise", "sensor_noise", "sensor noise at the thesis' powers (false: ideal sensors)",
               kind=bool, option="--no-noise", flag=False),
         Field("sensors.seed", "seed", "sensor-noise seed", kind=int, option="--seed"),
+    ]
+
+
+def interlock_fields(limits_from: str = "the actuator's") -> list[Field]:
+    """``[interlocks]``: the limits that stop the test through the safe stop
+    (:mod:`rths_ident.hybrid.loop.interlocks`); ``limits_from`` says whose limits a
+    stroke, velocity or force left out takes."""
+    return [
+        Field("interlocks.command_stroke", "interlock_command_stroke", f"|command| above this stops the test "
+              f"(leave out: {limits_from} stroke limit)", unit="m", low=1e-12, optional=True),
+        Field("interlocks.command_velocity", "interlock_command_velocity", f"|command rate| above this stops the "
+              f"test (leave out: {limits_from} velocity limit)", unit="m/s", low=1e-12, optional=True),
+        Field("interlocks.measured_stroke", "interlock_measured_stroke", f"|measured displacement| above this "
+              f"stops the test (leave out: {limits_from} stroke limit)", unit="m", low=1e-12, optional=True),
+        Field("interlocks.measured_velocity", "interlock_measured_velocity", f"|measured velocity| (over "
+              f"2 ms) above this stops the test (leave out: {limits_from} velocity limit)", unit="m/s", low=1e-12,
+              optional=True),
+        Field("interlocks.force", "interlock_force", f"|measured force| above this stops the test (leave out: "
+              f"{limits_from} force capacity)", unit="N", low=1e-12, optional=True),
+        Field("interlocks.tracking_error", "interlock_tracking_error", "mean |target − measured| over the window "
+              "above this stops the test (leave out: not checked)", unit="m", low=1e-12, optional=True),
+        Field("interlocks.tracking_window", "interlock_tracking_window", "the tracking error's window", unit="s",
+              low=1e-6),
+        Field("interlocks.ns_displacement", "interlock_ns_displacement", "a numerical-substructure target or "
+              "response beyond this (or not finite) stops the test (leave out: not finite only)", unit="m",
+              low=1e-12, optional=True),
+        Field("interlocks.identifier", "interlock_identifier", "stop when the identifier diverges: a non-finite "
+              "estimate, one outside its physical range, or a covariance not positive definite", kind=bool),
+        Field("interlocks.identifier_range", "interlock_identifier_range", "the identified parameters' physical "
+              "range: within this factor of the initial guess (and the model's own range)", unit="×", low=1.000001),
+        Field("interlocks.deadline", "interlock_deadline", "watchdog: a slow step taking longer than this "
+              "(wall clock) stops the test (leave out: not checked)", unit="s", low=1e-9, optional=True),
     ]
 
 

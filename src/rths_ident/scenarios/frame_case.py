@@ -30,6 +30,7 @@ import numpy as np
 
 from rths_ident import exported_programs
 from rths_ident.hybrid.loop.assembled import HybridTest, NativeNS, native_substructure
+from rths_ident.hybrid.loop.interlocks import physical_bounds
 from rths_ident.hybrid.loop.model_updating import UpdateGuards
 from rths_ident.runner.options import RunOptions
 from rths_ident.runner.results import run_scenario as run_hybrid_test
@@ -212,6 +213,10 @@ def build(cfg: FrameTestConfig, column: ColumnUnderTest, frame: PartitionedFrame
         initial_values=values(column.initial_column, column.param_names), reference=reference, seed=cfg.seed,
         response_names=frame.response_names, extra_metrics=column.extra_metrics,
         param_units={n: units_of(column.true_column)[n] for n in column.param_names},
+        interlocks=components.interlocks(cfg, column.actuator),
+        identifier_bounds=physical_bounds(type(column.true_column), column.param_names,
+                                          values(column.initial_column, column.param_names),
+                                          cfg.interlock_identifier_range),
     )
     if cfg.ns == "opensees":
         check_opensees_twin(cfg, column)

@@ -275,7 +275,8 @@ FIELDS = [
     Field("identifier.rls_setting", "rls_setting", "the RLS identifier: ours, or seed 001's own (its Table 4.2 P(0) "
           "for the record and scenario, LIP regressor, Euler observer, no forgetting)", kind=str,
           choices=RLS_SETTINGS, option="--rls-setting"),
-    *fields.fast_side_fields(), *fields.updating_fields(UPDATING_MODES), *fields.run_fields(),
+    *fields.fast_side_fields(), *fields.updating_fields(UPDATING_MODES), *fields.interlock_fields(),
+    *fields.run_fields(),
 ]
 
 

@@ -269,8 +269,9 @@ def build(cfg: RCFrameConfig) -> HybridTest:
         logs = _run_direct(cfg, make_ns, ground_accel, linear)
         return np.asarray(logs["fast"]["target"])[:, 0]
 
+    actuator = _actuator(cfg, specimen)
     side = components.fast_side(cfg, specimen_model=DegradingBoucWen, specimen=specimen,
-                                actuator=_actuator(cfg, specimen), identifier=no_identifier(),
+                                actuator=actuator, identifier=no_identifier(),
                                 realisation=realisation)
 
     def reference():
@@ -289,6 +290,7 @@ def build(cfg: RCFrameConfig) -> HybridTest:
         fast_side=side, native_ns=native, make_ns=make_ns, guards=guards, param_names=(), true_values=np.zeros(0),
         initial_values=np.zeros(0), reference=reference, seed=cfg.seed, response_names=FLOORS,
         extra_metrics=extra_metrics,
+        interlocks=components.interlocks(cfg, actuator),
     )
 
 
@@ -354,7 +356,8 @@ FIELDS = [
     Field("actuator.kind", "actuator", "the Carrion–Spencer actuator resized for the specimen (scaled), or seed "
           "000's Table 2.1 as its Simulink model computes it, in kip–inch units (thesis)", kind=str,
           choices=ACTUATORS, option="--actuator"),
-    *fields.fast_side_fields(), *fields.updating_fields(("none",)), *fields.run_fields(),
+    *fields.fast_side_fields(), *fields.updating_fields(("none",)), *fields.interlock_fields(),
+    *fields.run_fields(),
 ]
 
 

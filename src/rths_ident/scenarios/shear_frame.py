@@ -293,7 +293,7 @@ def fields_for(values: dict | None = None) -> list[Field]:
         Field("rig.force_limit", "rig_force_limit", "rig sites: the rig's force", unit="N", low=1e-9),
         Field("rig.mode", "rig_mode", "rig sites: pseudo-dynamic (as slow as the rig needs) or real-time (paced to "
               "Δt_n; an overrun aborts)", kind=str, choices=("pseudo-dynamic", "real-time")),
-        *fields.fast_side_fields(), *fields.updating_fields(UPDATING_MODES),
+        *fields.fast_side_fields(), *fields.updating_fields(UPDATING_MODES), *fields.interlock_fields(),
         Field("updating.max_relative_std", "max_relative_std", "the hook pushes θ̂ only once every identified "
               "field's relative std is below this (inf: no such guard)", low=1e-12),
         *fields.run_fields(),

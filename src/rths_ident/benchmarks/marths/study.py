@@ -136,7 +136,7 @@ def ground_motion(record: str, scale: float, duration: float | None = None,
 
 def _no_identifier(params, state):
     empty = jnp.zeros(0)
-    return Estimate(empty, empty, jnp.asarray(False))
+    return Estimate(empty, empty, jnp.asarray(False), jnp.asarray(True))
 
 
 def _never(hook_state, estimate, k):

@@ -221,6 +221,7 @@ def make_fast_chunk(side: FastSide) -> Callable:
         carry, log = jax.lax.scan(identifier_period, carry, per_period)
         carry.pop("identifier_force")
         log = {name: jnp.reshape(value, (ratio,)) for name, value in log.items()}
+        log["slow_target"] = jnp.asarray(target, jnp.float64)  # the NS's interface target of this step [m]
         log["identifier"] = side.identifier_log(fp["identifier"], carry["identifier"])  # one entry per slow step
         return carry, log, log["force"][-1:]  # ZOH: the force measured at the end of the slow step
 

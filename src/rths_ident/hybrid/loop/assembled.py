@@ -41,6 +41,7 @@ from rths_ident.hybrid.loop.engine import (
     make_fused_runner,
     run_stepwise,
 )
+from rths_ident.hybrid.loop.interlocks import InterlockMonitor, Interlocks
 from rths_ident.hybrid.loop.model_updating import UpdateGuards, hook_decide, hook_init
 from rths_ident.hybrid.fast_side.fast_chunk import (
     FastSide,
@@ -97,6 +98,10 @@ class HybridTest(NamedTuple):
     make_site: Callable[[], Any] | None = None
     # samples per slow step that site logs (a rig reads once per step); None: the fast side's ratio
     site_samples_per_step: int | None = None
+    # the test's interlocks (hybrid.loop.interlocks) and the physical range of θ̂ they
+    # hold the identifier to ((lower, upper); None: finiteness and covariance only)
+    interlocks: Interlocks = Interlocks()
+    identifier_bounds: tuple | None = None
 
     @property
     def samples_per_step(self) -> int:
@@ -251,8 +256,45 @@ def _limit_check(slow_rate: float):
     return check
 
 
+def interlock_monitor(test: HybridTest) -> InterlockMonitor:
+    """A fresh monitor of the test's interlocks (one per run)."""
+    return InterlockMonitor(test.interlocks, 1.0 / test.slow_rate, test.identifier_bounds, test.samples_per_step,
+                            time_offset=float(test.time_slow[0]) - 1.0 / test.slow_rate)
+
+
+def first_trip(test: HybridTest, logs: dict):
+    """The first interlock the stacked logs of a whole run trip (the fused engine checks
+    after its one compiled call), or None; the same checks as the step-wise loop's, the
+    watchdog aside (a fused run has no per-step wall-clock time)."""
+    monitor = interlock_monitor(test)
+    fast, ns, update = logs["fast"], logs.get("ns", {}), logs.get("update")
+    per_sample = {key: np.asarray(fast[key]) for key in ("command", "measured", "target", "force") if key in fast}
+    next_targets = np.asarray(fast["slow_target"]) if "slow_target" in fast else None
+    displacement = np.asarray(ns["displacement"]) if "displacement" in ns else None
+    n_steps = next(iter(per_sample.values())).shape[0]
+    for k in range(n_steps):
+        trip = monitor.check_site_log({key: value[k] for key, value in per_sample.items()}, k)
+        if trip is None and update is not None:
+            estimate = Estimate(update["estimate"][k], update["relative_std"][k], update["converged"][k],
+                                update.get("covariance_ok", np.ones(n_steps, bool))[k])
+            trip = monitor.check_estimate(estimate, k, test.param_names)
+        if trip is None:
+            following = next_targets[k + 1] if next_targets is not None and k + 1 < n_steps else np.zeros(0)
+            trip = monitor.check_ns(following, {"displacement": displacement[k]} if displacement is not None else None,
+                                    k)
+        if trip is not None:
+            return trip
+    return None
+
+
+def _cut(logs, n: int):
+    if isinstance(logs, dict):
+        return {key: _cut(value, n) for key, value in logs.items()}
+    return np.asarray(logs)[:n]
+
+
 def run_loop(test: HybridTest, engine: str = "fused", variant: str = "updating", progress=None, ns=None,
-             site=None, pacer=None, recorder=None, stop=None):
+             site=None, pacer=None, recorder=None, stop=None, interlocks: bool = True):
     """Run the hybrid loop; returns (logs as NumPy, wall seconds of the run alone — the
     fused loop is compiled beforehand).
 
@@ -266,6 +308,11 @@ def run_loop(test: HybridTest, engine: str = "fused", variant: str = "updating",
     ``start(engine)``, then every slow step as it completes (step-wise: ``recorder(k,
     step_log)``, which also reports progress) or after the compiled call (fused:
     ``record_all(logs)``), and, when the loop aborts, ``record_aborted(error)``.
+
+    ``interlocks``: check the test's interlocks (:mod:`rths_ident.hybrid.loop.interlocks`).
+    Step-wise, the first that trips brings the specimen to rest and raises
+    :class:`LoopAborted`; fused (one compiled call, nothing physical moves), the run is
+    cut after the step that tripped and :class:`LoopAborted` carries the steps up to it.
     """
     if engine == "fused":
         parameters, initial = loop_arguments(test, variant)
@@ -285,6 +332,15 @@ def run_loop(test: HybridTest, engine: str = "fused", variant: str = "updating",
             raise stopped from None
         wall = _time.perf_counter() - start
         logs = jax.tree_util.tree_map(np.asarray, logs)
+        trip = first_trip(test, logs) if interlocks else None
+        if trip is not None:
+            kept = _cut(logs, trip.step + 1)
+            aborted = LoopAborted(f"{trip.message()}. The fused engine ran the whole record in one call: the run is "
+                                  f"cut after that step ({trip.step + 1} slow steps kept; run step-wise for the "
+                                  "safe stop)", kept, trip.step, trip=trip)
+            if recorder is not None:
+                recorder.record_aborted(aborted)
+            raise aborted
         if recorder is not None:
             recorder.record_all(logs)
         if progress is not None:  # the steps as the compiled call completed them (after it)
@@ -297,7 +353,7 @@ def run_loop(test: HybridTest, engine: str = "fused", variant: str = "updating",
         raise ParameterError("real-time pacing needs the step-wise engine (engine='stepwise')")
     guards = variant_guards(test, variant)
     values = test.true_values if variant == "oracle" else test.initial_values
-    example = Estimate(jnp.asarray(values, dtype=float), jnp.zeros(len(values)), jnp.asarray(False))
+    example = Estimate(jnp.asarray(values, dtype=float), jnp.zeros(len(values)), jnp.asarray(False), jnp.asarray(True))
     updater = ModelUpdater(_hook(test), (hook_init(values), guards), example)
     site = virtual_site(test) if site is None else site
     ns = test.make_ns(variant) if ns is None else ns
@@ -307,7 +363,8 @@ def run_loop(test: HybridTest, engine: str = "fused", variant: str = "updating",
     try:
         logs = run_stepwise(site, ns, np.asarray(test.ground_accel), updater=updater,
                             check=_limit_check(test.slow_rate), on_step=progress if recorder is None else recorder,
-                            pacer=pacer, stop=stop)
+                            pacer=pacer, stop=stop, monitor=interlock_monitor(test) if interlocks else None,
+                            param_names=tuple(test.param_names))
     except (LoopAborted, OperatorStopped) as aborted:
         if recorder is not None:
             recorder.record_aborted(aborted)

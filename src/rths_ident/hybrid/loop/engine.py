@@ -78,17 +78,18 @@ class LoopAborted(RuntimeError):
     (actuator limit, non-finite state, a peer that failed). ``.logs`` holds every slow
     step completed before the failure (NumPy arrays), ``.slow_index`` the failing step."""
 
-    def __init__(self, message: str, logs: dict, slow_index: int, safe_stop_logs: dict | None = None):
+    def __init__(self, message: str, logs: dict, slow_index: int, safe_stop_logs: dict | None = None, trip=None):
         super().__init__(message)
         self.logs = logs
         self.slow_index = slow_index
         self.safe_stop_logs = safe_stop_logs  # the site's logs while it was brought to rest
+        self.trip = trip  # the interlock that fired (:class:`~rths_ident.hybrid.loop.interlocks.Trip`), if one did
 
 
 def update_log(estimate, applied) -> dict:
     """What both engines log of the hook each slow step."""
     return {"applied": applied, "estimate": estimate.theta, "relative_std": estimate.relative_std,
-            "converged": estimate.converged}
+            "converged": estimate.converged, "covariance_ok": jnp.asarray(estimate.covariance_ok, dtype=bool)}
 
 
 def _slow_step(functions: SlowStepFunctions, fast_params, loop_state: LoopState, slow_index, ground_accel):
@@ -144,7 +145,8 @@ class ModelUpdater:
 def run_stepwise(site, ns, ground_accel_slow, *, updater: ModelUpdater | None = None,
                  check: Callable[[dict, int], str | None] | None = None,
                  on_step: Callable[[int, dict], None] | None = None,
-                 pacer=None, safe_stop: SafeStop | None = SafeStop(), stop=None):
+                 pacer=None, safe_stop: SafeStop | None = SafeStop(), stop=None, monitor=None,
+                 param_names: tuple = ()):
     """Run slow step by slow step from Python: ``site`` (a
     :class:`~rths_ident.protocols.Site`) and ``ns`` (a
     :class:`~rths_ident.structures.numerical_substructure.NumericalSubstructure`).
@@ -180,6 +182,12 @@ def run_stepwise(site, ns, ground_accel_slow, *, updater: ModelUpdater | None = 
     :class:`~rths_ident.operator_stop.OperatorStopped` is raised as for Ctrl-C ("stopped by
     the operator (STOP on the live page) at slow step k, t = … s. …"), step k included in
     its logs.
+
+    ``monitor`` (an :class:`~rths_ident.hybrid.fast_side.interlocks.InterlockMonitor`) checks
+    the test's interlocks after every step — the site's log, the identifier's estimate
+    (``param_names`` name its entries), the NS's next target and response, the step's
+    wall-clock time — and the first that trips stops the test through the same safe stop
+    (:attr:`LoopAborted.trip` says which, its value and limit, the step and the time).
     """
     per_step: list = []
     ground_accel_slow = np.asarray(ground_accel_slow)
@@ -193,15 +201,16 @@ def run_stepwise(site, ns, ground_accel_slow, *, updater: ModelUpdater | None = 
             rested.append(bring_to_rest(site, target, dt, safe_stop))
         return rested[0]
 
-    def abort(message: str, k: int, advice: str | None = None):
+    def abort(message: str, k: int, advice: str | None = None, trip=None):
         where = f"slow step {k}" + (f" (t = {(k + 1) * dt:.3f} s)" if np.isfinite(dt) else "")
         stopped = to_rest()
         kept = f"the {len(per_step)} completed slow steps are kept"
         said = stopped.summary or stopped.error  # a rig that stopped itself already said how, in its error
         rest = stopped.describe() if not (said and said in message) else (
             "The rig brought itself to rest as said" if stopped.at_rest else "The rig could not be brought to rest")
-        text = f"{where} {message}. {rest}; {kept}." + (f" What to do: {advice}." if advice else "")
-        return LoopAborted(text, stack_logs(per_step), k, safe_stop_logs=stopped.logs)
+        head = message if trip is not None else f"{where} {message}"  # a trip's message says where
+        text = f"{head}. {rest}; {kept}." + (f" What to do: {advice}." if advice else "")
+        return LoopAborted(text, stack_logs(per_step), k, safe_stop_logs=stopped.logs, trip=trip)
 
     def operator_stop(k: int, how: str = "Ctrl-C"):
         t = (k + 1) * dt if np.isfinite(dt) else None
@@ -224,6 +233,7 @@ def run_stepwise(site, ns, ground_accel_slow, *, updater: ModelUpdater | None = 
         for k in range(ground_accel_slow.shape[0]):
             if pacer is not None:
                 pacer.begin_step(k)
+            step_start = time.perf_counter()
             try:
                 reading = site.step(target, arrival_s=arrival_s) if arrival_s is not None else site.step(target)
                 step_log = {"fast": reading.log}
@@ -241,6 +251,13 @@ def run_stepwise(site, ns, ground_accel_slow, *, updater: ModelUpdater | None = 
             except Exception as exc:
                 raise abort(f"failed: {exc}", k, getattr(exc, "advice", None)) from exc
             per_step.append(step_log)
+            if monitor is not None:
+                trip = (monitor.check_site_log(reading.log, k)
+                        or monitor.check_estimate(reading.estimate, k, param_names)
+                        or monitor.check_ns(next_target, ns_log, k)
+                        or monitor.check_deadline(time.perf_counter() - step_start, k))
+                if trip is not None:
+                    raise abort(trip.message(), k, trip=trip)
             if check is not None:
                 message = check(step_log, k)
                 if message:

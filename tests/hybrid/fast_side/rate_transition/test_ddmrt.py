@@ -202,3 +202,60 @@ def test_ddmrt_feeds_the_compensators_in_a_nested_scan(ground_accel):
     # With the filter designed at 50 Hz and run at 4000 Hz (cut-off 1600 Hz), RLS fits the
     # discretised plant's non-minimum-phase sampling zero (≈ −3.6) and the command fails.
     assert results["dAMB [REPO] 50 Hz filter design"][0] > 50.0
+
+
+def _fit(samples, degree):
+    """Polynomial (numpy) through one step's fast samples, in the step's s = j/ratio."""
+    ratio = samples.size
+    return np.polynomial.Polynomial.fit(np.arange(1, ratio + 1) / ratio, samples, degree, domain=[0, 1],
+                                        window=[0, 1])
+
+
+@pytest.mark.parametrize("order", [0, 1, 2, 3])
+def test_continuity_across_slow_steps(order):
+    """Seed 000's segments (order 0) jump by the prediction error u_n − û_n; with order m
+    the command and its first m derivatives (numpy fits of the samples on either side)
+    agree at every boundary, and each segment still ends on the prediction."""
+    rng = np.random.default_rng(3)
+    slow = np.cumsum(rng.standard_normal(30)) * 1e-3
+    ratio = 40
+    params = DDMRTParams(ratio=ratio, continuity=order)
+    _, fast, predictions = ddmrt.run(params, slow)
+    steps = np.asarray(fast).reshape(-1, ratio)
+    np.testing.assert_allclose(steps[:, -1], np.asarray(predictions), rtol=1e-12, atol=1e-15)
+    degree = max(3, 2 * order + 1)
+    for n in range(10, 20):
+        before, after = _fit(steps[n - 1], degree), _fit(steps[n], degree)
+        if order == 0:
+            # the new segment starts (s = 0) at u_n, the sample received: a jump of u_n − û_n
+            assert after(0.0) - before(1.0) == pytest.approx(slow[n] - float(predictions[n - 1]), abs=1e-9)
+            assert abs(after(0.0) - before(1.0)) > 1e-6
+            continue
+        for j in range(order + 1):
+            scale = max(1.0, abs(before.deriv(j)(1.0)))
+            assert after.deriv(j)(0.0) == pytest.approx(before.deriv(j)(1.0), abs=1e-7 * scale), (n, j)
+
+
+def test_continuous_segment_is_the_quintic_through_six_end_conditions():
+    """Order 2: the segment is the quintic Hermite (scipy's BPoly.from_derivatives) from
+    the previous segment's end (value, slope, curvature) to the prediction with the
+    four-node interpolant's slope and curvature (numpy polyfit through the nodes)."""
+    from scipy.interpolate import BPoly
+
+    rng = np.random.default_rng(11)
+    slow = np.cumsum(rng.standard_normal(25)) * 1e-3
+    ratio = 50
+    params = DDMRTParams(ratio=ratio, continuity=2)
+    _, fast, predictions = ddmrt.run(params, slow)
+    steps = np.asarray(fast).reshape(-1, ratio)
+    s = np.arange(1, ratio + 1) / ratio
+    for n in (12, 18):
+        previous = np.polynomial.Polynomial.fit(np.arange(4) / 3, np.r_[slow[n - 3:n], predictions[n - 1]], 3,
+                                                domain=[0, 1], window=[0, 1])
+        current = np.polynomial.Polynomial.fit(np.arange(4) / 3, np.r_[slow[n - 2:n + 1], predictions[n]], 3,
+                                               domain=[0, 1], window=[0, 1])
+        # derivatives per segment (one third of the interpolant's time): d/ds = (1/3) d/dt
+        start = [previous.deriv(j)(1.0) / 3**j for j in range(3)]
+        end = [current.deriv(j)(1.0) / 3**j for j in range(3)]
+        expected = BPoly.from_derivatives([0.0, 1.0], [start, end])(s)
+        np.testing.assert_allclose(steps[n], expected, rtol=0, atol=1e-12)

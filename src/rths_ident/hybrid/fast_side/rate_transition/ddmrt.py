@@ -15,6 +15,19 @@ One slow step n (digest 000 §8.2 algorithm; [REPO] defaults):
    the prediction for t_{n+1}. (The [REPO] hard-codes 80 points — digest 000 §13 item
    18; here it is ``ratio``.)
 
+Continuity (ours; ``continuity``, :mod:`.continuity`): the segment of step n starts at
+u_n while the previous one ended at its prediction û_n, so seed 000's command jumps by
+the prediction error at every slow-step boundary. With ``continuity`` = 2 (the
+registry's default) a quintic Hermite correction that dies out over the step starts the
+segment where the previous one ended, with its slope and curvature; it ends on the
+prediction with the interpolant's slope and curvature, as before. The corrected segment
+is the quintic through those six conditions. ``continuity`` = 0 is seed 000's segment.
+``blend_steps`` = W > 1 lets the correction die out over W slow steps instead of one
+(the correction is W^i H_i(s/W), restarted at every boundary with the whole mismatch):
+the command's content at the slow rate and above shrinks, and the segment no longer
+ends exactly on the prediction (docs/hybrid/rate_transition.md has the measured
+trade-off).
+
 Fixed W (LTI) = ``adaptive=False``; adaptive W (LTV) = ``adaptive=True`` starting from
 ``weights``. Default weights: the [REPO] w_80 for Δt_n = 0.02 s (digest 000 §12.5);
 compute your own with :func:`rths_ident.hybrid.fast_side.rate_transition.wiener.wiener_coefficients`
@@ -37,7 +50,8 @@ from rths_ident.errors import ParameterError
 from rths_ident._params import array_field, field_range, params_dataclass
 from rths_ident.hybrid.fast_side.rate_transition._wrapper import RateTransitionWrapper
 from rths_ident.hybrid.fast_side.rate_transition.inputs import TransitionInputs
-from rths_ident.hybrid.fast_side.rate_transition.monomial import interpolation_matrix
+from rths_ident.hybrid.fast_side.rate_transition import continuity as cont
+from rths_ident.hybrid.fast_side.rate_transition.monomial import interpolation_matrix, segment_end_derivatives
 
 REPOSITORY_W80 = np.array(
     [
@@ -53,7 +67,7 @@ REPOSITORY_W80 = np.array(
 )
 
 
-@params_dataclass(static=("ratio", "n_nodes", "adaptive"))
+@params_dataclass(static=("ratio", "n_nodes", "adaptive", "continuity", "blend_steps"))
 class DDMRTParams:
     """DDMRT rate transition (seed 000 Eqs. 3.1, 3.7, 3.12; [REPO] constants)."""
 
@@ -63,6 +77,8 @@ class DDMRTParams:
     ratio: int = 80  # Δt_n/Δt_e: fast samples per slow step
     n_nodes: int = 4  # interpolation nodes N ([REPO] 4)
     adaptive: bool = False  # False: fixed W (LTI); True: leaky-LMS W (LTV)
+    continuity: int = 0  # derivatives continuous across slow steps: 0 (seed 000), 1 or 2 (module doc)
+    blend_steps: float = 1.0  # slow steps over which the continuity correction dies out (module doc)
 
     def __post_init__(self):
         weights = np.shape(self.weights)
@@ -72,15 +88,22 @@ class DDMRTParams:
                 f"got shape {weights}"
             )
         interpolation_matrix(self.n_nodes, self.ratio)  # validates ratio, n_nodes, conditioning
+        cont.check_order(self.continuity)
+        if not (isinstance(self.blend_steps, (int, float)) and 1.0 <= self.blend_steps <= 8.0):
+            raise ParameterError(f"DDMRTParams.blend_steps must be a number of slow steps in [1, 8]; "
+                                 f"got {self.blend_steps!r}")
 
 
 class DDMRTState(NamedTuple):
     """history: received slow samples [u_n, u_{n−1}, …, u_{n−L+1}] [m];
-    weights: current w; prediction: û_{n+1} [m]."""
+    weights: current w; prediction: û_{n+1} [m]; segment_end: value [m], slope and
+    curvature (per slow step, per slow step²) of the emitted samples at the end of the
+    last segment."""
 
     history: jax.Array
     weights: jax.Array
     prediction: jax.Array
+    segment_end: jax.Array
 
 
 class DDMRTOutput(NamedTuple):
@@ -95,7 +118,8 @@ class DDMRTOutput(NamedTuple):
 def init(params: DDMRTParams) -> DDMRTState:
     """At rest: zero history, w = ``params.weights``."""
     weights = jnp.asarray(params.weights, dtype=jnp.float64)
-    return DDMRTState(history=jnp.zeros(weights.shape[0]), weights=weights, prediction=jnp.zeros(()))
+    return DDMRTState(history=jnp.zeros(weights.shape[0]), weights=weights, prediction=jnp.zeros(()),
+                      segment_end=jnp.zeros(4))
 
 
 def leaky_lms_update(weights, error, regressor, learning_rate, leakage):
@@ -118,7 +142,15 @@ def step(params: DDMRTParams, state: DDMRTState, inputs: TransitionInputs, dt) -
     known = history[: params.n_nodes - 1][::-1]  # [u_{n−N+2} … u_n], oldest first
     nodes = jnp.concatenate([known, jnp.reshape(prediction, (1,))])
     samples = sl.matvec(jnp.asarray(interpolation_matrix(params.n_nodes, params.ratio)), nodes)
-    return DDMRTState(history, weights, prediction), DDMRTOutput(samples, prediction, error)
+    ends = segment_end_derivatives(params.n_nodes)  # (start, end) × (value, slope, curvature) × nodes
+    order = params.continuity
+    segment_end = sl.matvec(jnp.asarray(ends[1]), nodes)
+    if order:
+        mismatch = state.segment_end[: order + 1] - sl.matvec(jnp.asarray(ends[0, : order + 1]), nodes)
+        samples = samples + sl.matvec(jnp.asarray(cont.correction_matrix(order, params.ratio, params.blend_steps)),
+                                      mismatch)
+        segment_end = segment_end + sl.matvec(jnp.asarray(cont.end_matrix(order, params.blend_steps)), mismatch)
+    return DDMRTState(history, weights, prediction, segment_end), DDMRTOutput(samples, prediction, error)
 
 
 _step_jit = jax.jit(step)

@@ -50,3 +50,22 @@ def interpolation_matrix(n_nodes: int = 4, ratio: int = 80) -> np.ndarray:
     evaluation = segment_times(int(n_nodes), int(ratio))[:, None] ** np.arange(int(n_nodes))[None, :]
     # E A⁻¹ = (A⁻ᵀ Eᵀ)ᵀ, solved rather than inverted
     return np.linalg.solve(matrix.T, evaluation.T).T
+
+
+def segment_end_derivatives(n_nodes: int = 4) -> np.ndarray:
+    """(2, 4, n_nodes) matrix mapping node values (oldest first) to the interpolant's
+    value and first three derivatives at the start (``[0]``) and the end (``[1]``) of the
+    last segment, with respect to the segment's own normalised time s ∈ [0, 1]
+    (t = (n−2)/(n−1) + s/(n−1), so d/ds = (1/(n−1))·d/dt)."""
+    interpolation_matrix(n_nodes, 1)  # validates n_nodes and conditioning
+    n = int(n_nodes)
+    inverse = np.linalg.inv(vandermonde(np.linspace(0.0, 1.0, n)))  # coefficients x = A⁻¹ y
+    powers = np.arange(n)
+    rows = []
+    for t in ((n - 2) / (n - 1), 1.0):
+        derivatives = []
+        for j in range(4):
+            falling = np.array([np.prod(np.arange(p - j + 1, p + 1)) if p >= j else 0.0 for p in powers])
+            derivatives.append(falling * np.where(powers >= j, t ** np.maximum(powers - j, 0), 0.0) / (n - 1) ** j)
+        rows.append(np.stack(derivatives) @ inverse)
+    return np.stack(rows)

@@ -26,6 +26,18 @@ controller would instead keep the nominal x rate and stretch the step; the flag 
 the steps where that would have happened. The target is taken to arrive after
 ``arrival_tick`` ticks (the NS computing time in ticks; 0 = instantaneous NS).
 
+Continuity (ours; ``continuity``, :mod:`.continuity`): the scheme is continuous in
+value, but its slope jumps twice per slow step — at the boundary (the previous
+correction's slope at x = 1 against the new predictor's at x = 0) and at the switch
+(predictor against corrector at xi) — and a compensator differentiates the kinks into
+command spikes. With ``continuity`` = m ≥ 1 two Hermite corrections of order m are
+added: one over the whole step for the mismatch at the boundary, one over [xi, 1] for the
+mismatch at the switch (zero in value: both curves pass through sigXi). Both vanish
+with m derivatives at x = 1, so the step still ends on the new target with the
+corrector's derivatives. Derivatives are in x; in the slowed-down ticks x is not uniform
+in time, and the command keeps the scheme's own deceleration. ``continuity`` = 0 is the
+source's scheme.
+
 Timing: the samples returned by the call that receives u_{n+1} move the command from u_n
 to u_{n+1}: the transition lags the NS by one slow step (the command can only reach a
 target after it was computed), unlike DDMRT, which predicts.
@@ -42,11 +54,12 @@ import jax.numpy as jnp
 
 from rths_ident.errors import ParameterError
 from rths_ident._params import field_range, params_dataclass
+from rths_ident.hybrid.fast_side.rate_transition import continuity as cont
 from rths_ident.hybrid.fast_side.rate_transition._wrapper import RateTransitionWrapper
 from rths_ident.hybrid.fast_side.rate_transition.inputs import TransitionInputs
 
 
-@params_dataclass(static=("ratio", "arrival_tick"))
+@params_dataclass(static=("ratio", "arrival_tick", "continuity"))
 class PredictorCorrectorParams:
     """Second-order predictor–corrector (seed 000 §3.2.1; digest 003 §6)."""
 
@@ -59,6 +72,7 @@ class PredictorCorrectorParams:
     )
     ratio: int = 80  # fast ticks per slow step, Δt_n/Δt_e
     arrival_tick: int = 0  # tick (0 … ratio−1) from which the new target is used; ticks 1 … arrival_tick−1 predict (0 and 1: no prediction)
+    continuity: int = 0  # derivatives kept continuous at the boundary and the switch: 0 (the source) … 3 (module doc)
 
     def __post_init__(self):
         if int(self.ratio) != self.ratio or self.ratio < 1:
@@ -68,12 +82,16 @@ class PredictorCorrectorParams:
                 f"PredictorCorrectorParams.arrival_tick must be an integer in [0, ratio−1 = {self.ratio - 1}]; "
                 f"got {self.arrival_tick!r}"
             )
+        cont.check_order(self.continuity)
 
 
 class PredictorCorrectorState(NamedTuple):
-    """targets: [sig1, sig2, sig3], the last three NS targets, newest first [m]."""
+    """targets: [sig1, sig2, sig3], the last three NS targets, newest first [m];
+    segment_end: value [m] and first three x-derivatives of the commands at the end of
+    the last step."""
 
     targets: jax.Array
+    segment_end: jax.Array
 
 
 class PredictorCorrectorOutput(NamedTuple):
@@ -89,7 +107,7 @@ class PredictorCorrectorOutput(NamedTuple):
 
 def init(params: PredictorCorrectorParams) -> PredictorCorrectorState:
     """At rest: all past targets zero."""
-    return PredictorCorrectorState(targets=jnp.zeros(3))
+    return PredictorCorrectorState(targets=jnp.zeros(3), segment_end=jnp.zeros(4))
 
 
 def predict_p2(sig1, sig2, sig3, x):
@@ -104,6 +122,25 @@ def correct_d2(sig1, sig_xi, sig3, xi, x):
         + sig_xi * (1 - x) * (1 + x) / ((1 - xi) * (1 + xi))
         - sig3 * (1 - x) * (x - xi) / (2 * (1 + xi))
     )
+
+
+def _derivatives(curve, x):
+    """[value, d/dx, d²/dx², d³/dx³] of the scalar polynomial ``curve`` at ``x`` (forward mode)."""
+    first = jax.grad(curve)
+    second = jax.grad(first)
+    third = jax.grad(second)
+    return jnp.stack([curve(x), first(x), second(x), third(x)])
+
+
+def hermite_correction(mismatch, order: int, start, length, x):
+    """Σ_i Δ_i L^i H_i((x − start)/L) for x in [start, start + L] (0 outside after it ends;
+    :mod:`.continuity`); ``mismatch`` Δ: value and derivatives, ``order`` m static."""
+    s = jnp.clip((x - start) / jnp.maximum(length, 1e-12), 0.0, 1.0)
+    total = jnp.zeros_like(x)
+    for i, coefficients in enumerate(cont.hermite_basis(order)):
+        basis = sum(c * s**k for k, c in enumerate(coefficients))
+        total = total + mismatch[i] * length**i * basis
+    return total
 
 
 def step(params: PredictorCorrectorParams, state: PredictorCorrectorState, inputs: TransitionInputs, dt):
@@ -145,9 +182,30 @@ def step(params: PredictorCorrectorParams, state: PredictorCorrectorState, input
     x_correct = xi + (1.0 - xi) * m / n_correct
     corrected = correct_d2(u_new, sig_xi, sig2, xi, x_correct)
     predicted_samples = jnp.concatenate([predicted, predicted[-1:]]) if ratio > 1 else corrected
-    samples = jnp.where(sample < first - 1, predicted_samples, corrected)
+    in_prediction = sample < first - 1
+    samples = jnp.where(in_prediction, predicted_samples, corrected)
     slowed_down = arrival - 1 > threshold_tick
-    new_state = PredictorCorrectorState(targets=jnp.stack([jnp.asarray(u_new, dtype=jnp.float64), sig1, sig2]))
+
+    def corrector(x):
+        return correct_d2(u_new, sig_xi, sig2, xi, x)
+
+    order = params.continuity
+    if order:
+        def predictor(x):
+            return predict_p2(sig1, sig2, sig3, x)
+
+        predicted_x_all = jnp.concatenate([predicted_x, predicted_x[-1:]]) if ratio > 1 else x_correct
+        x_all = jnp.where(in_prediction, predicted_x_all, x_correct)
+        # the step starts on the predictor (target not there yet), else on the corrector
+        start = jnp.where(arrival >= 2, _derivatives(predictor, 0.0), _derivatives(corrector, 0.0))
+        boundary = (state.segment_end - start)[: order + 1]
+        switch = (_derivatives(predictor, xi) - _derivatives(corrector, xi))[: order + 1]
+        switch = jnp.where(arrival >= 2, switch, 0.0)
+        samples = (samples + hermite_correction(boundary, order, 0.0, 1.0, x_all)
+                   + jnp.where(in_prediction, 0.0, hermite_correction(switch, order, xi, 1.0 - xi, x_all)))
+    segment_end = _derivatives(corrector, 1.0)
+    new_state = PredictorCorrectorState(targets=jnp.stack([jnp.asarray(u_new, dtype=jnp.float64), sig1, sig2]),
+                                        segment_end=segment_end)
     return new_state, PredictorCorrectorOutput(samples, slowed_down, xi, sig_xi)
 
 

@@ -39,6 +39,11 @@ class TransitionSettings(NamedTuple):
     # DDMRT's training signal: an approximate realisation of the interface displacement at
     # the slow rate [m] (seed 000 Eq. 3.5); only called by DDMRT
     realisation: Callable[[], np.ndarray] | None = None
+    # derivatives of the fast targets continuous across slow steps (and, for the
+    # predictor–corrector, at its switch): 0 = the source's scheme, 1 = value and slope,
+    # 2 = value, slope and curvature (rate_transition.continuity)
+    continuity: int = 2
+    blend_steps: float = 1.0  # DDMRT: slow steps over which its prediction error is absorbed
 
 
 class Transition(NamedTuple):
@@ -61,13 +66,14 @@ def _predictor_corrector(settings: TransitionSettings):
     ratio = settings.ratio
     arrival = int(round(settings.arrival_fraction * ratio)) if ratio > 1 else 0
     return predictor_corrector, predictor_corrector.PredictorCorrectorParams(
-        ratio=ratio, arrival_tick=min(arrival, ratio - 1))
+        ratio=ratio, arrival_tick=min(arrival, ratio - 1), continuity=settings.continuity)
 
 
 def _ddmrt(settings: TransitionSettings):
     return ddmrt, ddmrt.DDMRTParams(weights=ddmrt_weights(settings.realisation()), ratio=settings.ratio,
                                     adaptive=settings.ddmrt_adaptive, learning_rate=DDMRT_LEARNING_RATE,
-                                    leakage=DDMRT_LEAKAGE)
+                                    leakage=DDMRT_LEAKAGE, continuity=settings.continuity,
+                                    blend_steps=float(settings.blend_steps))
 
 
 #: name -> :class:`Transition`

@@ -1,0 +1,316 @@
+"""Interlocks: the limits a hybrid test must never cross, checked on every site and in the
+step-wise loop, each one able to stop the test through the safe stop.
+
+A test declares its interlocks once (the test file's ``[interlocks]`` table;
+:class:`Interlocks`, SI units). :class:`InterlockMonitor` checks them as the test runs —
+the virtual site, a rig, the OpenFresco element server and the step-wise loop all
+feed it the same quantities — and returns the first :class:`Trip`: which interlock, its
+value and limit, the slow step and the test time. The caller then brings the specimen
+to rest (:mod:`rths_ident.hybrid.loop.safe_stop`) and says why.
+
+=====================  ============================================================================
+interlock              trips when (per fast sample unless said)
+=====================  ============================================================================
+command stroke         |x_c| > ``command_stroke`` [m]
+command velocity       |Δx_c|/Δt > ``command_velocity`` [m/s]
+measured stroke        |x_m| > ``measured_stroke`` [m]
+measured velocity      |x_m(t) − x_m(t − span)|/span > ``measured_velocity`` [m/s], span =
+                       ``velocity_span`` (a difference over a few samples: one-sample differences
+                       of a noisy LVDT are mostly noise)
+force                  |f_m| > ``force`` [N]
+tracking error         mean |x_t − x_m| over the last ``tracking_window`` s > ``tracking_error``
+                       [m] (checked once the window is full)
+NS divergence          the NS's next target or its logged response is not finite, or beyond
+                       ``ns_displacement`` [m] (once per slow step)
+identifier divergence  θ̂ not finite, θ̂ outside its physical range (``identifier_bounds``), or the
+                       estimator's covariance not positive definite (once per slow step; with
+                       ``identifier`` on)
+deadline               the slow step took longer than ``deadline`` [s] of wall-clock time (watchdog;
+                       once per slow step)
+=====================  ============================================================================
+
+An interlock at ``inf`` is off. The actuator's own latched limits (stroke, velocity,
+force of the transfer system) stay what they were: a limit of the actuator model.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import numpy as np
+
+from rths_ident.errors import ParameterError
+
+__all__ = ["Interlocks", "Trip", "InterlockMonitor", "InterlockTripped", "INTERLOCK_NAMES", "physical_bounds"]
+
+#: name -> (what, unit): the interlocks a trip can name
+INTERLOCK_NAMES = {
+    "command_stroke": ("command stroke |x_c|", "m"),
+    "command_velocity": ("command velocity |dx_c/dt|", "m/s"),
+    "measured_stroke": ("measured stroke |x_m|", "m"),
+    "measured_velocity": ("measured velocity |dx_m/dt|", "m/s"),
+    "force": ("measured force |f_m|", "N"),
+    "tracking_error": ("tracking error mean |x_t − x_m|", "m"),
+    "ns_divergence": ("numerical substructure |u|", "m"),
+    "identifier_divergence": ("identifier", ""),
+    "deadline": ("slow step wall-clock time", "s"),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Interlocks:
+    """A test's interlocks (module doc; SI units; ``inf`` = off)."""
+
+    command_stroke: float = math.inf  # m
+    command_velocity: float = math.inf  # m/s
+    measured_stroke: float = math.inf  # m
+    measured_velocity: float = math.inf  # m/s
+    velocity_span: float = 0.002  # s: the measured velocity's difference span
+    force: float = math.inf  # N
+    tracking_error: float = math.inf  # m: mean |x_t − x_m| over the window
+    tracking_window: float = 0.1  # s
+    ns_displacement: float = math.inf  # m
+    identifier: bool = True  # non-finite / out-of-range θ̂, covariance not positive definite
+    identifier_range: float = 10.0  # θ̂ within [g/F, F·g] of the initial guess g (and the model's declared range)
+    deadline: float = math.inf  # s of wall-clock time per slow step
+
+    def __post_init__(self):
+        for name in ("command_stroke", "command_velocity", "measured_stroke", "measured_velocity", "force",
+                     "tracking_error", "ns_displacement", "deadline"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0):
+                raise ParameterError(f"interlocks.{name} must be a number > 0 (inf: off); got {value!r}")
+        for name in ("velocity_span", "tracking_window"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+                raise ParameterError(f"interlocks.{name} must be a finite time > 0 s; got {value!r}")
+        if not (isinstance(self.identifier_range, (int, float)) and self.identifier_range > 1):
+            raise ParameterError(f"interlocks.identifier_range must be a factor > 1; got {self.identifier_range!r}")
+
+    def describe(self) -> str:
+        """The interlocks that are on, one line."""
+        on = []
+        for name, (what, unit) in INTERLOCK_NAMES.items():
+            key = {"ns_divergence": "ns_displacement"}.get(name, name)
+            value = getattr(self, key, None)
+            if name == "identifier_divergence":
+                if self.identifier:
+                    on.append(f"identifier (finite, within ×{self.identifier_range:g} of the guess, P ≻ 0)")
+            elif name == "ns_divergence":
+                on.append("NS finite" + (f" and |u| ≤ {value:g} m" if math.isfinite(value) else ""))
+            elif math.isfinite(value):
+                on.append(f"{name.replace('_', ' ')} {value:g} {unit}")
+        return ", ".join(on) if on else "none"
+
+
+@dataclasses.dataclass(frozen=True)
+class Trip:
+    """An interlock that fired: ``name`` (a key of :data:`INTERLOCK_NAMES`), its
+    ``value`` and ``limit`` (SI, the unit in :data:`INTERLOCK_NAMES`), the slow step
+    ``step`` and test time ``time`` [s] where it fired, and ``detail`` (what exactly)."""
+
+    name: str
+    value: float
+    limit: float
+    step: int
+    time: float
+    detail: str = ""
+
+    @property
+    def unit(self) -> str:
+        return INTERLOCK_NAMES[self.name][1]
+
+    def message(self) -> str:
+        unit = f" {self.unit}" if self.unit else ""
+        what = f"{self.detail}: " if self.detail else ""
+        if self.name == "identifier_divergence":
+            bound = f"{what}{self.value:.6g} (limit {self.limit:.6g})" if math.isfinite(self.limit) else \
+                f"{what}{self.value:.6g}"
+            return f"interlock identifier_divergence tripped ({bound}) at slow step {self.step} (t = {self.time:.4f} s)"
+        return (f"interlock {self.name} tripped: {what}{self.value:.6g}{unit} beyond the limit "
+                f"{self.limit:.6g}{unit} at slow step {self.step} (t = {self.time:.4f} s)")
+
+    def as_dict(self) -> dict:
+        return {"interlock": self.name, "value": float(self.value), "limit": float(self.limit), "unit": self.unit,
+                "step": int(self.step), "time_s": float(self.time), "detail": self.detail}
+
+
+class InterlockTripped(RuntimeError):
+    """Raised by a site that checks its own interlocks (the OpenFresco element server's
+    site); ``trip`` is the :class:`Trip`."""
+
+    def __init__(self, trip: Trip, stopped: str = ""):
+        super().__init__(trip.message() + (f"; {stopped}" if stopped else ""))
+        self.trip = trip
+
+
+def physical_bounds(model_params_class, names, initial_values, factor: float) -> tuple[np.ndarray, np.ndarray]:
+    """(lower, upper) of each identified parameter: the model's declared range of the
+    field (``params_dataclass`` metadata) intersected with [g/F, F·g] around the initial
+    guess g (its sign kept; F = ``factor``)."""
+    fields = {f.name: f for f in dataclasses.fields(model_params_class)} if model_params_class is not None else {}
+    lower, upper = [], []
+    for name, g in zip(names, np.asarray(initial_values, dtype=float)):
+        meta = fields[name].metadata if name in fields else {}
+        low = meta.get("low", -math.inf)
+        high = meta.get("high", math.inf)
+        low = -math.inf if low is None else float(low)
+        high = math.inf if high is None else float(high)
+        if g > 0:
+            low, high = max(low, g / factor), min(high, g * factor)
+        elif g < 0:
+            low, high = max(low, g * factor), min(high, g / factor)
+        lower.append(low)
+        upper.append(high)
+    return np.array(lower), np.array(upper)
+
+
+class InterlockMonitor:
+    """Checks :class:`Interlocks` as a test runs (module doc); one monitor per run.
+
+    interlocks : the test's :class:`Interlocks`.
+    dt_slow : the slow step Δt_n [s] (test time of step k is (k + 1)·Δt_n + ``time_offset``).
+    identifier_bounds : (lower, upper) physical range of θ̂ (:func:`physical_bounds`),
+        None: only finiteness and the covariance are checked.
+    samples_per_step : fast samples per slow step in the site's log (1 for a rig).
+    """
+
+    def __init__(self, interlocks: Interlocks, dt_slow: float, identifier_bounds=None, samples_per_step: int = 1,
+                 time_offset: float = 0.0):
+        if not (np.isfinite(dt_slow) and dt_slow > 0):
+            raise ParameterError(f"InterlockMonitor.dt_slow must be a slow step > 0 s; got {dt_slow!r}")
+        self.interlocks = interlocks
+        self.dt_slow = float(dt_slow)
+        self.samples_per_step = int(samples_per_step)
+        self.dt_sample = self.dt_slow / self.samples_per_step
+        self.time_offset = float(time_offset)
+        self.bounds = None if identifier_bounds is None else tuple(np.asarray(b, dtype=float) for b in identifier_bounds)
+        self._window = max(1, int(round(interlocks.tracking_window / self.dt_sample)))
+        self._errors = np.zeros(0)  # the last window − 1 errors |x_t − x_m|
+        self._span = max(1, int(round(interlocks.velocity_span / self.dt_sample)))
+        self._measured_tail = np.zeros(0)  # the last span measured samples
+        self._last_command: float | None = None
+        self.trip: Trip | None = None
+
+    def time_of(self, step: int) -> float:
+        return self.time_offset + (step + 1) * self.dt_slow
+
+    def _trip(self, name: str, value: float, limit: float, step: int, detail: str = "") -> Trip:
+        self.trip = Trip(name, float(value), float(limit), int(step), self.time_of(step), detail)
+        return self.trip
+
+    # ------------------------------------------------------------------ the site's log
+    def check_site_log(self, log: dict, step: int) -> Trip | None:
+        """One slow step of a site's log (``command``, ``measured``, ``target``, ``force``
+        per sample; any may be missing, e.g. a rig logs no command in metres)."""
+        lim = self.interlocks
+
+        def samples(key):
+            if key not in log:
+                return None
+            return np.asarray(log[key], dtype=float).reshape(-1)
+
+        command, measured, target, force = samples("command"), samples("measured"), samples("target"), samples("force")
+        if command is not None:
+            trip = self._peak("command_stroke", command, lim.command_stroke, step)
+            if trip:
+                return trip
+            if math.isfinite(lim.command_velocity):
+                previous = command[0] if self._last_command is None else self._last_command
+                speed = np.abs(np.diff(np.concatenate([[previous], command]))) / self.dt_sample
+                i = int(np.argmax(speed))
+                if not np.isfinite(speed[i]) or speed[i] > lim.command_velocity:
+                    return self._trip("command_velocity", speed[i], lim.command_velocity, step,
+                                      f"fast sample {i} of the step")
+            self._last_command = float(command[-1])
+        if measured is not None:
+            trip = self._peak("measured_stroke", measured, lim.measured_stroke, step)
+            if trip:
+                return trip
+            if math.isfinite(lim.measured_velocity):
+                history = np.concatenate([self._measured_tail, measured])
+                if history.size > self._span:
+                    speed = np.abs(history[self._span:] - history[:-self._span]) / (self._span * self.dt_sample)
+                    i = int(np.argmax(speed))
+                    if speed[i] > lim.measured_velocity:
+                        return self._trip("measured_velocity", speed[i], lim.measured_velocity, step,
+                                          f"over {self._span} samples")
+                self._measured_tail = history[-self._span:]
+        if force is not None:
+            trip = self._peak("force", force, lim.force, step)
+            if trip:
+                return trip
+        if target is not None and measured is not None and math.isfinite(lim.tracking_error):
+            # the window's mean after every new sample: a moving sum over the kept tail
+            errors = np.concatenate([self._errors, np.abs(target - measured)])
+            n = self._window
+            if errors.size >= n:
+                sums = np.cumsum(np.concatenate([[0.0], errors]))
+                means = (sums[n:] - sums[:-n]) / n
+                i = int(np.argmax(means))
+                if not np.isfinite(means[i]) or means[i] > lim.tracking_error:
+                    return self._trip("tracking_error", means[i], lim.tracking_error, step,
+                                      f"mean over {lim.tracking_window:g} s")
+            self._errors = errors[-(n - 1):] if n > 1 else errors[:0]
+        return None
+
+    def _peak(self, name, values, limit, step) -> Trip | None:
+        magnitude = np.abs(values)
+        if not np.all(np.isfinite(magnitude)):
+            return self._trip(name, math.nan, limit, step, "not finite")
+        if math.isfinite(limit):
+            i = int(np.argmax(magnitude))
+            if magnitude[i] > limit:
+                return self._trip(name, values[i], limit, step, f"sample {i} of the step" if values.size > 1 else "")
+        return None
+
+    # -------------------------------------------------------------- NS, identifier, time
+    def check_ns(self, next_target, ns_log: dict | None, step: int) -> Trip | None:
+        """The NS's next target and its logged response (displacements)."""
+        bound = self.interlocks.ns_displacement
+        arrays = [("next target", np.asarray(next_target, dtype=float).reshape(-1))]
+        if isinstance(ns_log, dict) and "displacement" in ns_log:
+            arrays.append(("response", np.asarray(ns_log["displacement"], dtype=float).reshape(-1)))
+        for what, values in arrays:
+            if not np.all(np.isfinite(values)):
+                return self._trip("ns_divergence", math.nan, bound, step, f"{what} not finite")
+            if math.isfinite(bound) and values.size:
+                i = int(np.argmax(np.abs(values)))
+                if abs(values[i]) > bound:
+                    return self._trip("ns_divergence", values[i], bound, step, f"{what} entry {i}")
+        return None
+
+    def check_estimate(self, estimate, step: int, names: tuple = ()) -> Trip | None:
+        """The online identifier's estimate (:class:`~rths_ident.protocols.Estimate`)."""
+        if estimate is None or not self.interlocks.identifier:
+            return None
+        theta = np.asarray(estimate.theta, dtype=float).reshape(-1)
+        if theta.size == 0:
+            return None
+        label = lambda i: names[i] if i < len(names) else f"θ[{i}]"  # noqa: E731
+        bad = np.flatnonzero(~np.isfinite(theta))
+        if bad.size:
+            return self._trip("identifier_divergence", theta[bad[0]], math.inf, step,
+                              f"estimate of {label(int(bad[0]))} not finite")
+        if not bool(np.all(np.asarray(getattr(estimate, "covariance_ok", True)))):
+            return self._trip("identifier_divergence", math.nan, math.inf, step,
+                              "covariance not positive definite")
+        if self.bounds is not None:
+            lower, upper = self.bounds
+            for i, value in enumerate(theta):
+                if value < lower[i]:
+                    return self._trip("identifier_divergence", value, lower[i], step,
+                                      f"{label(i)} below its physical range")
+                if value > upper[i]:
+                    return self._trip("identifier_divergence", value, upper[i], step,
+                                      f"{label(i)} above its physical range")
+        return None
+
+    def check_deadline(self, seconds: float, step: int) -> Trip | None:
+        """The watchdog: the slow step's wall-clock time [s]."""
+        limit = self.interlocks.deadline
+        if math.isfinite(limit) and seconds > limit:
+            return self._trip("deadline", seconds, limit, step, "wall-clock time of the step")
+        return None
