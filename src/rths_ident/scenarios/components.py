@@ -21,7 +21,7 @@ from rths_ident.hybrid.fast_side.rate_transition.registry import TRANSITIONS, Tr
 from rths_ident.scenarios.config import HybridTestConfig
 from rths_ident.protocols import OnlineIdentifier
 from rths_ident.hybrid.fast_side.fast_chunk import FastSide, Strategy, no_identifier_log
-from rths_ident.hybrid.loop.interlocks import Interlocks
+from rths_ident.hybrid.fast_side.interlocks import Interlocks
 from rths_ident.structures.integrators import INTEGRATORS, native_integrator_names
 
 
@@ -102,7 +102,9 @@ def fast_side(cfg: HybridTestConfig, *, specimen_model: type, specimen, actuator
 def interlocks(cfg: HybridTestConfig, actuator=None) -> Interlocks:
     """The test's interlocks from its ``interlock_*`` settings; a limit left out is the
     actuator's own (stroke, velocity, force capacity of ``actuator``, a
-    :class:`~rths_ident.hybrid.fast_side.actuator.CarrionSpencerParams`), or off."""
+    :class:`~rths_ident.hybrid.fast_side.actuator.CarrionSpencerParams`; the command's
+    velocity twice the piston's limit: a compensated command ripples faster than the
+    piston can follow, and the piston's own limit is checked on the measurement), or off."""
     inf = float("inf")
 
     def given(value, default):
@@ -113,7 +115,7 @@ def interlocks(cfg: HybridTestConfig, actuator=None) -> Interlocks:
     force = float(getattr(actuator, "force_limit", inf))
     return Interlocks(
         command_stroke=given(cfg.interlock_command_stroke, stroke),
-        command_velocity=given(cfg.interlock_command_velocity, velocity),
+        command_velocity=given(cfg.interlock_command_velocity, 2.0 * velocity),
         measured_stroke=given(cfg.interlock_measured_stroke, stroke),
         measured_velocity=given(cfg.interlock_measured_velocity, velocity),
         force=given(cfg.interlock_force, force),
@@ -124,3 +126,57 @@ def interlocks(cfg: HybridTestConfig, actuator=None) -> Interlocks:
         identifier_range=float(cfg.interlock_identifier_range),
         deadline=given(cfg.interlock_deadline, inf),
     )
+
+
+#: a rig's measured-stroke interlock left out: this factor × its stroke limit
+RIG_MEASURED_STROKE_FACTOR = 1.05
+
+
+def rig_interlocks(cfg) -> Interlocks:
+    """A rig test's interlocks (its ``interlock_*`` settings); a command stroke or force
+    left out is the rig's own (``stroke_limit``, ``force_limit``), a measured stroke left
+    out 1.05 × the stroke (the site holds the command to the stroke; a reading at the
+    stroke, e.g. rig-sdof's 10 mm release, is not a fault); the rest off unless given."""
+    inf = float("inf")
+
+    def given(value, default):
+        return float(value) if value is not None else float(default)
+
+    stroke = cfg.stroke_limit if cfg.stroke_limit > 0 else inf
+    force = cfg.force_limit if cfg.force_limit > 0 else inf
+    return Interlocks(
+        command_stroke=given(cfg.interlock_command_stroke, stroke),
+        command_velocity=given(cfg.interlock_command_velocity, inf),
+        measured_stroke=given(cfg.interlock_measured_stroke, RIG_MEASURED_STROKE_FACTOR * stroke),
+        measured_velocity=given(cfg.interlock_measured_velocity, inf),
+        force=given(cfg.interlock_force, force),
+        tracking_error=given(cfg.interlock_tracking_error, inf),
+        tracking_window=float(cfg.interlock_tracking_window),
+        ns_displacement=given(cfg.interlock_ns_displacement, inf),
+        identifier=bool(cfg.interlock_identifier),
+        identifier_range=float(cfg.interlock_identifier_range),
+        deadline=given(cfg.interlock_deadline, inf),
+    )
+
+
+def interlocks_from_file(path, actuator=None) -> Interlocks:
+    """The ``[interlocks]`` table of a test file (``path``), checked field by field
+    (:func:`rths_ident.scenarios.fields.interlock_fields`); limits left out are the
+    actuator's (``serve site --interlocks FILE.toml``)."""
+    import tomllib  # noqa: PLC0415
+    from pathlib import Path  # noqa: PLC0415
+
+    from rths_ident.declaration.fields import Where  # noqa: PLC0415
+    from rths_ident.scenarios.config import InterlockSettings  # noqa: PLC0415
+    from rths_ident.scenarios.fields import interlock_fields  # noqa: PLC0415
+
+    try:
+        table = tomllib.loads(Path(path).read_text(encoding="utf-8")).get("interlocks", {})
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        raise ParameterError(f"--interlocks {path}: cannot read it ({error})") from None
+    by_key = {field.key: field for field in interlock_fields()}
+    unknown = sorted(set(table) - set(by_key))
+    if unknown:
+        raise ParameterError(f"{path}: [interlocks] {', '.join(unknown)}: expected keys among {', '.join(by_key)}")
+    values = {by_key[key].target: by_key[key].coerce(value, Where(str(path))) for key, value in table.items()}
+    return interlocks(InterlockSettings(**values), actuator)  # each value was range-checked by its field

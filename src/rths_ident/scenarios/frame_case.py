@@ -30,7 +30,7 @@ import numpy as np
 
 from rths_ident import exported_programs
 from rths_ident.hybrid.loop.assembled import HybridTest, NativeNS, native_substructure
-from rths_ident.hybrid.loop.interlocks import physical_bounds
+from rths_ident.hybrid.fast_side.interlocks import physical_bounds
 from rths_ident.hybrid.loop.model_updating import UpdateGuards
 from rths_ident.runner.options import RunOptions
 from rths_ident.runner.results import run_scenario as run_hybrid_test

@@ -41,7 +41,7 @@ from rths_ident.hybrid.loop.engine import (
     make_fused_runner,
     run_stepwise,
 )
-from rths_ident.hybrid.loop.interlocks import InterlockMonitor, Interlocks
+from rths_ident.hybrid.fast_side.interlocks import InterlockMonitor, Interlocks
 from rths_ident.hybrid.loop.model_updating import UpdateGuards, hook_decide, hook_init
 from rths_ident.hybrid.fast_side.fast_chunk import (
     FastSide,
@@ -98,7 +98,7 @@ class HybridTest(NamedTuple):
     make_site: Callable[[], Any] | None = None
     # samples per slow step that site logs (a rig reads once per step); None: the fast side's ratio
     site_samples_per_step: int | None = None
-    # the test's interlocks (hybrid.loop.interlocks) and the physical range of θ̂ they
+    # the test's interlocks (hybrid.fast_side.interlocks) and the physical range of θ̂ they
     # hold the identifier to ((lower, upper); None: finiteness and covariance only)
     interlocks: Interlocks = Interlocks()
     identifier_bounds: tuple | None = None
@@ -309,7 +309,7 @@ def run_loop(test: HybridTest, engine: str = "fused", variant: str = "updating",
     step_log)``, which also reports progress) or after the compiled call (fused:
     ``record_all(logs)``), and, when the loop aborts, ``record_aborted(error)``.
 
-    ``interlocks``: check the test's interlocks (:mod:`rths_ident.hybrid.loop.interlocks`).
+    ``interlocks``: check the test's interlocks (:mod:`rths_ident.hybrid.fast_side.interlocks`).
     Step-wise, the first that trips brings the specimen to rest and raises
     :class:`LoopAborted`; fused (one compiled call, nothing physical moves), the run is
     cut after the step that tripped and :class:`LoopAborted` carries the steps up to it.

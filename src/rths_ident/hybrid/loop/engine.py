@@ -83,7 +83,7 @@ class LoopAborted(RuntimeError):
         self.logs = logs
         self.slow_index = slow_index
         self.safe_stop_logs = safe_stop_logs  # the site's logs while it was brought to rest
-        self.trip = trip  # the interlock that fired (:class:`~rths_ident.hybrid.loop.interlocks.Trip`), if one did
+        self.trip = trip  # the interlock that fired (:class:`~rths_ident.hybrid.fast_side.interlocks.Trip`), if one did
 
 
 def update_log(estimate, applied) -> dict:
@@ -234,6 +234,7 @@ def run_stepwise(site, ns, ground_accel_slow, *, updater: ModelUpdater | None = 
             if pacer is not None:
                 pacer.begin_step(k)
             step_start = time.perf_counter()
+            in_ns = False
             try:
                 reading = site.step(target, arrival_s=arrival_s) if arrival_s is not None else site.step(target)
                 step_log = {"fast": reading.log}
@@ -242,13 +243,18 @@ def run_stepwise(site, ns, ground_accel_slow, *, updater: ModelUpdater | None = 
                     if applied:
                         ns.apply_parameters(np.asarray(reading.estimate.theta))
                     step_log["update"] = jax.device_get(update_log(reading.estimate, applied))
-                ns_start = time.perf_counter()
+                ns_start, in_ns = time.perf_counter(), True
                 next_target, ns_log = ns.step(reading.force, ground_accel_slow[k])
                 ns_seconds = time.perf_counter() - ns_start
                 step_log["ns"] = ns_log
             except LoopAborted:
                 raise
             except Exception as exc:
+                if monitor is not None and in_ns and getattr(exc, "non_finite", False):
+                    # a remote NS that sent a non-finite value: its transport refused it, the
+                    # NS-divergence interlock is what fired
+                    trip = monitor.ns_not_finite(k, str(exc))
+                    raise abort(trip.message(), k, getattr(exc, "advice", None), trip=trip) from exc
                 raise abort(f"failed: {exc}", k, getattr(exc, "advice", None)) from exc
             per_step.append(step_log)
             if monitor is not None:

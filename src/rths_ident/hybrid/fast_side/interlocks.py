@@ -9,7 +9,7 @@ value and limit, the slow step and the test time. The caller then brings the spe
 to rest (:mod:`rths_ident.hybrid.loop.safe_stop`) and says why.
 
 =====================  ============================================================================
-interlock              trips when (per fast sample unless said)
+interlock              trips at the first sample where (per fast sample unless said)
 =====================  ============================================================================
 command stroke         |x_c| > ``command_stroke`` [m]
 command velocity       |Δx_c|/Δt > ``command_velocity`` [m/s]
@@ -89,6 +89,18 @@ class Interlocks:
         if not (isinstance(self.identifier_range, (int, float)) and self.identifier_range > 1):
             raise ParameterError(f"interlocks.identifier_range must be a factor > 1; got {self.identifier_range!r}")
 
+    def site_part(self) -> "Interlocks":
+        """What a site checks on its own readings (strokes, velocities, force, tracking);
+        the loop's interlocks off."""
+        return dataclasses.replace(self, ns_displacement=math.inf, identifier=False, deadline=math.inf)
+
+    def loop_part(self) -> "Interlocks":
+        """What the loop checks beside a site that checks its own readings (the NS, the
+        identifier, the watchdog); the site's interlocks off."""
+        return dataclasses.replace(self, command_stroke=math.inf, command_velocity=math.inf,
+                                   measured_stroke=math.inf, measured_velocity=math.inf, force=math.inf,
+                                   tracking_error=math.inf)
+
     def describe(self) -> str:
         """The interlocks that are on, one line."""
         on = []
@@ -167,6 +179,12 @@ def physical_bounds(model_params_class, names, initial_values, factor: float) ->
     return np.array(lower), np.array(upper)
 
 
+def _first_over(values: np.ndarray, limit: float) -> int | None:
+    """Index of the first value above ``limit`` (or not finite), None if there is none."""
+    over = np.flatnonzero(~np.isfinite(values) | (values > limit))
+    return int(over[0]) if over.size else None
+
+
 class InterlockMonitor:
     """Checks :class:`Interlocks` as a test runs (module doc); one monitor per run.
 
@@ -192,19 +210,29 @@ class InterlockMonitor:
         self._span = max(1, int(round(interlocks.velocity_span / self.dt_sample)))
         self._measured_tail = np.zeros(0)  # the last span measured samples
         self._last_command: float | None = None
+        self._now: float | None = None  # the test time a site gave with its log
         self.trip: Trip | None = None
 
     def time_of(self, step: int) -> float:
         return self.time_offset + (step + 1) * self.dt_slow
 
     def _trip(self, name: str, value: float, limit: float, step: int, detail: str = "") -> Trip:
-        self.trip = Trip(name, float(value), float(limit), int(step), self.time_of(step), detail)
+        time = self._now if self._now is not None else self.time_of(step)
+        self.trip = Trip(name, float(value), float(limit), int(step), time, detail)
         return self.trip
 
     # ------------------------------------------------------------------ the site's log
-    def check_site_log(self, log: dict, step: int) -> Trip | None:
+    def check_site_log(self, log: dict, step: int, time: float | None = None) -> Trip | None:
         """One slow step of a site's log (``command``, ``measured``, ``target``, ``force``
-        per sample; any may be missing, e.g. a rig logs no command in metres)."""
+        per sample; any may be missing, e.g. a rig logs no command in metres). ``time``:
+        the test time of the step's end [s] when the site knows it (default from ``step``)."""
+        self._now = time
+        try:
+            return self._check_site_log(log, step)
+        finally:
+            self._now = None
+
+    def _check_site_log(self, log: dict, step: int) -> Trip | None:
         lim = self.interlocks
 
         def samples(key):
@@ -220,8 +248,8 @@ class InterlockMonitor:
             if math.isfinite(lim.command_velocity):
                 previous = command[0] if self._last_command is None else self._last_command
                 speed = np.abs(np.diff(np.concatenate([[previous], command]))) / self.dt_sample
-                i = int(np.argmax(speed))
-                if not np.isfinite(speed[i]) or speed[i] > lim.command_velocity:
+                i = _first_over(speed, lim.command_velocity)
+                if i is not None:
                     return self._trip("command_velocity", speed[i], lim.command_velocity, step,
                                       f"fast sample {i} of the step")
             self._last_command = float(command[-1])
@@ -233,8 +261,8 @@ class InterlockMonitor:
                 history = np.concatenate([self._measured_tail, measured])
                 if history.size > self._span:
                     speed = np.abs(history[self._span:] - history[:-self._span]) / (self._span * self.dt_sample)
-                    i = int(np.argmax(speed))
-                    if speed[i] > lim.measured_velocity:
+                    i = _first_over(speed, lim.measured_velocity)
+                    if i is not None:
                         return self._trip("measured_velocity", speed[i], lim.measured_velocity, step,
                                           f"over {self._span} samples")
                 self._measured_tail = history[-self._span:]
@@ -249,8 +277,8 @@ class InterlockMonitor:
             if errors.size >= n:
                 sums = np.cumsum(np.concatenate([[0.0], errors]))
                 means = (sums[n:] - sums[:-n]) / n
-                i = int(np.argmax(means))
-                if not np.isfinite(means[i]) or means[i] > lim.tracking_error:
+                i = _first_over(means, lim.tracking_error)
+                if i is not None:
                     return self._trip("tracking_error", means[i], lim.tracking_error, step,
                                       f"mean over {lim.tracking_window:g} s")
             self._errors = errors[-(n - 1):] if n > 1 else errors[:0]
@@ -260,10 +288,9 @@ class InterlockMonitor:
         magnitude = np.abs(values)
         if not np.all(np.isfinite(magnitude)):
             return self._trip(name, math.nan, limit, step, "not finite")
-        if math.isfinite(limit):
-            i = int(np.argmax(magnitude))
-            if magnitude[i] > limit:
-                return self._trip(name, values[i], limit, step, f"sample {i} of the step" if values.size > 1 else "")
+        i = _first_over(magnitude, limit)
+        if i is not None:
+            return self._trip(name, values[i], limit, step, f"sample {i} of the step" if values.size > 1 else "")
         return None
 
     # -------------------------------------------------------------- NS, identifier, time
@@ -281,6 +308,11 @@ class InterlockMonitor:
                 if abs(values[i]) > bound:
                     return self._trip("ns_divergence", values[i], bound, step, f"{what} entry {i}")
         return None
+
+    def ns_not_finite(self, step: int, detail: str) -> Trip:
+        """The NS-divergence trip for a non-finite value the NS sent (a remote NS whose
+        transport refused it before it reached the loop)."""
+        return self._trip("ns_divergence", math.nan, self.interlocks.ns_displacement, step, detail)
 
     def check_estimate(self, estimate, step: int, names: tuple = ()) -> Trip | None:
         """The online identifier's estimate (:class:`~rths_ident.protocols.Estimate`)."""

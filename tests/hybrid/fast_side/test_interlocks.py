@@ -1,0 +1,122 @@
+"""The interlock monitor on hand-made logs: each interlock trips exactly where a number
+worked out by hand crosses its limit (value, limit, step and time in the trip), and stays
+quiet just below it."""
+
+import math
+
+import numpy as np
+import pytest
+
+from rths_ident.errors import ParameterError
+from rths_ident.hybrid.fast_side.interlocks import InterlockMonitor, Interlocks, physical_bounds
+from rths_ident.models import LuGreParams
+from rths_ident.protocols import Estimate
+
+DT_SLOW, RATIO = 0.02, 10
+DT = DT_SLOW / RATIO
+
+
+def _monitor(**limits):
+    return InterlockMonitor(Interlocks(**limits), DT_SLOW, samples_per_step=RATIO)
+
+
+def _log(command=None, measured=None, target=None, force=None):
+    log = {"command": command, "measured": measured, "target": target, "force": force}
+    return {k: np.asarray(v, dtype=float) for k, v in log.items() if v is not None}
+
+
+def test_command_stroke_trips_at_the_sample_that_crosses():
+    monitor = _monitor(command_stroke=0.2)
+    assert monitor.check_site_log(_log(command=np.full(RATIO, 0.2)), 0) is None  # at the limit: fine
+    command = np.linspace(0.2, 0.29, RATIO)
+    trip = monitor.check_site_log(_log(command=command), 1)
+    assert trip.name == "command_stroke" and trip.value == pytest.approx(command[1]) and trip.limit == 0.2
+    assert trip.step == 1 and trip.time == pytest.approx(2 * DT_SLOW)
+    assert "command_stroke" in trip.message() and "slow step 1" in trip.message() and "t = 0.0400 s" in trip.message()
+
+
+def test_command_velocity_is_the_difference_over_one_fast_step_across_steps():
+    monitor = _monitor(command_velocity=1.0)
+    first = np.arange(1, RATIO + 1) * 0.9 * DT  # 0.9 m/s
+    assert monitor.check_site_log(_log(command=first), 0) is None
+    second = first[-1] + np.arange(1, RATIO + 1) * 0.9 * DT
+    second[0] = first[-1] + 1.5 * DT  # the step boundary: 1.5 m/s
+    trip = monitor.check_site_log(_log(command=second), 1)
+    assert trip.name == "command_velocity" and trip.value == pytest.approx(1.5) and trip.limit == 1.0
+
+
+def test_measured_velocity_over_its_span():
+    monitor = InterlockMonitor(Interlocks(measured_velocity=2.0, velocity_span=4 * DT), DT_SLOW,
+                               samples_per_step=RATIO)
+    slope = 1.9  # m/s
+    x = slope * DT * np.arange(1, 3 * RATIO + 1)
+    noise = 1e-6 * np.array([1, -1] * (3 * RATIO // 2))  # one-sample differences: ±1.9 ± 0.8 m/s
+    for k in range(3):
+        assert monitor.check_site_log(_log(measured=(x + noise)[k * RATIO:(k + 1) * RATIO]), k) is None
+    faster = x[-1] + 2.5 * DT * np.arange(1, RATIO + 1)
+    trip = monitor.check_site_log(_log(measured=faster), 3)
+    # the first 4-sample difference that reaches into the faster ramp: (3·1.9 + 2.5)/4 m/s
+    assert trip.name == "measured_velocity" and trip.value == pytest.approx((3 * 1.9 + 2.5) / 4, abs=1e-3)
+    assert trip.limit == 2.0
+
+
+def test_force_and_measured_stroke_and_non_finite_values():
+    monitor = _monitor(force=100.0)
+    trip = monitor.check_site_log(_log(force=[10.0, -120.0] + [0.0] * 8), 4)
+    assert trip.name == "force" and trip.value == -120.0 and trip.time == pytest.approx(5 * DT_SLOW)
+    monitor = _monitor()  # every limit off: only non-finite values trip
+    trip = monitor.check_site_log(_log(measured=[0.0, math.nan] + [0.0] * 8), 0)
+    assert trip.name == "measured_stroke" and math.isnan(trip.value) and "not finite" in trip.message()
+
+
+def test_tracking_error_is_the_mean_over_the_window():
+    window_samples = 25
+    monitor = InterlockMonitor(Interlocks(tracking_error=1e-3, tracking_window=window_samples * DT), DT_SLOW,
+                               samples_per_step=RATIO)
+    target = np.zeros(RATIO)
+    # 0.9 mm error for two steps (20 samples), then 1.6 mm: the window is full after 5 new
+    # samples, whose mean (20·0.9 + 5·1.6)/25 = 1.04 mm is the first above 1 mm
+    assert monitor.check_site_log(_log(target=target, measured=np.full(RATIO, 0.9e-3)), 0) is None
+    assert monitor.check_site_log(_log(target=target, measured=np.full(RATIO, 0.9e-3)), 1) is None
+    trip = monitor.check_site_log(_log(target=target, measured=np.full(RATIO, 1.6e-3)), 2)
+    assert trip.name == "tracking_error"
+    assert trip.value == pytest.approx((20 * 0.9e-3 + 5 * 1.6e-3) / 25, rel=1e-12)
+
+
+def test_ns_identifier_and_deadline():
+    monitor = _monitor(ns_displacement=0.5, deadline=0.01)
+    assert monitor.check_ns(np.array([0.3]), {"displacement": np.array([0.1, 0.4])}, 0) is None
+    trip = monitor.check_ns(np.array([0.3]), {"displacement": np.array([0.1, -0.7])}, 1)
+    assert trip.name == "ns_divergence" and trip.value == -0.7 and "response" in trip.detail
+    assert monitor.check_ns(np.array([math.inf]), None, 2).name == "ns_divergence"
+    assert monitor.check_deadline(0.009, 3) is None
+    trip = monitor.check_deadline(0.012, 3)
+    assert trip.name == "deadline" and trip.value == 0.012
+
+    bounds = (np.array([1.0, 0.0]), np.array([10.0, 5.0]))
+    monitor = InterlockMonitor(Interlocks(), DT_SLOW, identifier_bounds=bounds)
+    ok = Estimate(np.array([2.0, 1.0]), np.zeros(2), False, True)
+    assert monitor.check_estimate(ok, 0, ("k", "c")) is None
+    trip = monitor.check_estimate(ok._replace(theta=np.array([2.0, 6.0])), 1, ("k", "c"))
+    assert trip.name == "identifier_divergence" and trip.value == 6.0 and trip.limit == 5.0 and "c above" in trip.detail
+    trip = monitor.check_estimate(ok._replace(theta=np.array([math.nan, 1.0])), 2, ("k", "c"))
+    assert "k not finite" in trip.detail
+    trip = monitor.check_estimate(ok._replace(covariance_ok=False), 3, ("k", "c"))
+    assert "covariance not positive definite" in trip.detail
+    off = InterlockMonitor(Interlocks(identifier=False), DT_SLOW, identifier_bounds=bounds)
+    assert off.check_estimate(ok._replace(covariance_ok=False), 3) is None
+
+
+def test_physical_bounds_from_the_models_ranges_and_the_guess():
+    guess = np.array([1e6, 2e4])
+    lower, upper = physical_bounds(LuGreParams, ("sigma0", "Fc"), guess, 10.0)
+    np.testing.assert_allclose(lower, guess / 10)
+    np.testing.assert_allclose(upper, guess * 10)
+
+
+def test_bad_limits_are_refused():
+    with pytest.raises(ParameterError, match="command_stroke"):
+        Interlocks(command_stroke=-1.0)
+    with pytest.raises(ParameterError, match="tracking_window"):
+        Interlocks(tracking_window=0.0)
+    assert "command stroke 0.1 m" in Interlocks(command_stroke=0.1).describe()
