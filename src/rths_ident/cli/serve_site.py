@@ -62,7 +62,17 @@ def serve_site(args: argparse.Namespace, on_command=None) -> int:
         raise ParameterError(f"--data-size must be >= 0 (0 accepts the client's); got {args.data_size}")
     scaled = _parse_scaled_for(args.actuator_scaled_for) if args.transfer_system == "carrion-spencer" else None
     actuator = None if scaled is None else CarrionSpencerParams.scaled_for(*scaled)
-    site_for = make_site_factory(model, params, args.transfer_system, actuator=actuator, fast_rate=args.fast_rate)
+    interlocks = None
+    if getattr(args, "interlocks", None):
+        if args.transfer_system != "carrion-spencer":
+            raise ParameterError("--interlocks needs --transfer-system carrion-spencer (with ideal, the client's "
+                                 "displacement is the specimen's: nothing between them to stop)")
+        from rths_ident.scenarios.components import interlocks_from_file  # noqa: PLC0415
+
+        interlocks = interlocks_from_file(args.interlocks,
+                                          actuator if actuator is not None else CarrionSpencerParams.table_2_1())
+    site_for = make_site_factory(model, params, args.transfer_system, actuator=actuator, fast_rate=args.fast_rate,
+                                 interlocks=interlocks)
 
     records, recorded = _records(args), []
     page = None
@@ -176,6 +186,9 @@ def add_serve_site_parser(serve_subparsers: argparse._SubParsersAction) -> None:
                              "and velocity [m/s] (CarrionSpencerParams.scaled_for); default Table 2.1 as is")
     parser.add_argument("--fast-rate", type=float, default=None,
                         help="carrion-spencer: controller rate [Hz] (default 4000)")
+    parser.add_argument("--interlocks", metavar="TEST.toml", default=None,
+                        help="carrion-spencer: the [interlocks] of this test file, checked at every commit (limits "
+                             "left out: the actuator's); one trips → the actuator brought to rest, the client told")
     parser.add_argument("--wait", type=float, default=None,
                         help="seconds to wait for the client to connect (default: until Ctrl-C)")
     parser.add_argument("--records", metavar="DIR", default=None,

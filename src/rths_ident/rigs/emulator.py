@@ -25,9 +25,11 @@ step in velocity.
 Faults for tests (:meth:`RigEmulator.inject`, at the n-th move since start):
 ``"silence"`` (stop answering: a timeout), ``"garbage"`` (random bytes instead of the
 reply), ``"reset"`` (reboot: banner, state lost), ``"disconnect"`` (the pseudo-terminal
-goes away: the port disappears) and ``"late"`` (the reply comes ``late_s`` seconds late,
-after the host's timeout, and the board answers what follows only then).
-:meth:`RigEmulator.unplug` pulls the cable at any moment (mid-step included).
+goes away: the port disappears), ``"late"`` (the reply comes ``late_s`` seconds late,
+after the host's timeout, and the board answers what follows only then) and ``"stuck"``
+(the current sensor stuck at its rail from that move on: a broken wire pulls the ADC to
+full scale, 1023 counts). :meth:`RigEmulator.unplug` pulls the cable at any moment
+(mid-step included).
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ from rths_ident.rigs.errors import RigProtocolError
 
 __all__ = ["VirtualSpecimen", "RigEmulator", "FAULTS"]
 
-FAULTS = ("silence", "garbage", "reset", "disconnect", "late")
+FAULTS = ("silence", "garbage", "reset", "disconnect", "late", "stuck")
 #: SG90 speed: 0.1 s per 60° (seed 002 §3)
 SERVO_SECONDS_PER_DEGREE = 0.1 / 60.0
 
@@ -106,6 +108,7 @@ class RigEmulator:
         self._history = None
         self._angle = neutral_angle
         self._silent = False
+        self._stuck = False
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="rig-emulator", daemon=True)
 
@@ -202,6 +205,8 @@ class RigEmulator:
             return False
         if fault == "silence":
             self._silent = True
+        if fault == "stuck":
+            self._stuck = True
         if fault == "garbage":
             self._send(bytes(self.rng.integers(0, 256, size=23, dtype=np.uint8)) + b"\n")
             return True
@@ -236,6 +241,8 @@ class RigEmulator:
             expected = float(self.force_calibration.idle_counts)
         else:
             expected = float(self.force_calibration.counts(abs(force)))
-        counts = int(np.clip(np.round(expected + self.noise_counts * self.rng.standard_normal()),
-                             0, 2**self.force_calibration.adc_bits - 1))
+        full_scale = 2**self.force_calibration.adc_bits - 1
+        counts = int(np.clip(np.round(expected + self.noise_counts * self.rng.standard_normal()), 0, full_scale))
+        if self._stuck:
+            counts = full_scale
         return proto.encode("R", seq, counts, int(round(wait * 1000)))

@@ -16,6 +16,11 @@ runs against it) built from two objects the lab provides:
 
 The site adds what every rig needs, once:
 
+* **interlocks** (:class:`~rths_ident.hybrid.fast_side.interlocks.Interlocks`, optional): the
+  test's interlocks on what the rig reads each step — command (the target, m) and
+  measured displacement stroke and velocity, force, tracking error — the first that trips
+  stops the rig safely and raises :class:`~rths_ident.hybrid.fast_side.interlocks.InterlockTripped`
+  (which, its value and limit, the step and the time);
 * **limits** (:class:`RigLimits`): stroke |target| ≤ stroke before anything moves;
   velocity |Δtarget|/Δt ≤ v_max in real-time mode (in pseudo-dynamic mode the rig moves at
   its own pace); |force| ≤ force limit after each reading;
@@ -44,6 +49,7 @@ from typing import NamedTuple, Protocol, runtime_checkable
 import numpy as np
 
 from rths_ident.errors import ParameterError
+from rths_ident.hybrid.fast_side.interlocks import InterlockMonitor, Interlocks, InterlockTripped
 from rths_ident.protocols import SiteReading
 from rths_ident.rigs.calibration import ForceCalibration, ServoKinematics
 from rths_ident.rigs.errors import DeadlineMissed, RigDisconnected, RigError, RigLimitError
@@ -138,6 +144,8 @@ class HardwareSite:
     driver : the lab's :class:`RigDriver`; calibration : its :class:`RigCalibration`.
     dt : the test's time step Δt [s] (real-time pacing and the velocity limit).
     limits : :class:`RigLimits`; mode : ``"pseudo-dynamic"`` or ``"real-time"``.
+    interlocks : the test's :class:`~rths_ident.hybrid.fast_side.interlocks.Interlocks` on the
+        rig's readings (None: the limits only).
     n_interface : number of interface DOFs the driver serves.
     ramp_increment : largest move [m] of the safe stop's ramp to zero.
     max_missed_deadlines : real-time mode: missed deadlines tolerated before aborting.
@@ -145,7 +153,8 @@ class HardwareSite:
 
     def __init__(self, driver: RigDriver, calibration: RigCalibration, dt: float, *,
                  limits: RigLimits = RigLimits(), mode: str = "pseudo-dynamic", n_interface: int = 1,
-                 ramp_increment: float = 0.5e-3, max_missed_deadlines: int = 0):
+                 ramp_increment: float = 0.5e-3, max_missed_deadlines: int = 0,
+                 interlocks: Interlocks | None = None):
         if mode not in MODES:
             raise ParameterError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
         if not (np.isfinite(dt) and dt > 0):
@@ -166,6 +175,7 @@ class HardwareSite:
         self._closed = False
         self._clock0 = None
         self.missed_deadlines = 0
+        self.monitor = None if interlocks is None else InterlockMonitor(interlocks, self.dt)
 
     @property
     def where(self) -> str:
@@ -226,6 +236,14 @@ class HardwareSite:
                "displacement": displacement, "force": force, "device_time": np.float64(reading.device_time),
                "wall_time": np.float64(wall), "missed_deadline": np.bool_(False)}
         self._rows.append(row)
+        if self.monitor is not None:
+            trip = self.monitor.check_site_log({"target": x, "command": x, "measured": displacement, "force": force},
+                                               self.steps_done - 1)
+            if trip is not None:
+                summary = self.safe_stop()
+                error = InterlockTripped(trip, f"{self.where}; {summary}")
+                self.events.append(str(error))
+                raise error
         if np.any(np.abs(force) > self.limits.force):
             i = int(np.argmax(np.abs(force)))
             raise self._fail(RigLimitError, f"force limit: measured {force[i]:.3f} N at interface DOF {i} exceeds "

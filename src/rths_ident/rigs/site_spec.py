@@ -169,12 +169,16 @@ class ExactCalibration:
 @contextlib.contextmanager
 def open_site(spec: str, dt: float, *, specimen: VirtualSpecimen | None = None, seed: int = 0,
               calibration: ServoRigCalibration = ServoRigCalibration(), limits: RigLimits = RigLimits(),
-              mode: str = "pseudo-dynamic", timeout: float = 2.0):
-    """Yield the site ``spec`` names (module doc) for a test of time step ``dt`` [s]."""
+              mode: str = "pseudo-dynamic", timeout: float = 2.0, interlocks=None, emulator_faults: dict | None = None):
+    """Yield the site ``spec`` names (module doc) for a test of time step ``dt`` [s];
+    ``interlocks`` (:class:`~rths_ident.hybrid.fast_side.interlocks.Interlocks`) are checked on
+    every reading; ``emulator_faults`` ({move: fault}) are injected into an emulated board
+    (:meth:`~rths_ident.rigs.emulator.RigEmulator.inject`; fault drills)."""
     kind, port = parse_site(spec)
     specimen = specimen if specimen is not None else VirtualSpecimen(test_dt=dt)
     if kind == "direct":
-        site = HardwareSite(VirtualSpecimenDriver(specimen), ExactCalibration(), dt, limits=limits, mode=mode)
+        site = HardwareSite(VirtualSpecimenDriver(specimen), ExactCalibration(), dt, limits=limits, mode=mode,
+                            interlocks=interlocks)
         try:
             yield site
         finally:
@@ -182,10 +186,14 @@ def open_site(spec: str, dt: float, *, specimen: VirtualSpecimen | None = None, 
         return
     emulator = None
     if kind.startswith("emulator"):
-        emulator = RigEmulator(specimen, seed=seed, time_scale=1.0 if kind == "emulator:timed" else 0.0).start()
+        emulator = RigEmulator(specimen, seed=seed, time_scale=1.0 if kind == "emulator:timed" else 0.0)
+        for move, fault in (emulator_faults or {}).items():
+            emulator.inject(fault, move)
+        emulator.start()
         port = emulator.port
     try:
-        site = open_serial_site(port, dt, calibration=calibration, limits=limits, mode=mode, timeout=timeout)
+        site = open_serial_site(port, dt, calibration=calibration, limits=limits, mode=mode, timeout=timeout,
+                                interlocks=interlocks)
         try:
             yield site
         finally:

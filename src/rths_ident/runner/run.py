@@ -53,6 +53,7 @@ class RunResult:
     test_records: tuple
     stopped: str | None = None
     wall_s: float = 0.0
+    interlock: dict | None = None  # the interlock that stopped it (hybrid.fast_side.interlocks.Trip.as_dict)
 
     @property
     def complete(self) -> bool:
@@ -111,8 +112,9 @@ def run_test(kind_name: str, kind_module, cfg, options: RunOptions, name: str | 
         reason = str(stopped)
         stream.emit(RunEnded("stopped", reason))
         records = (options.test_record,) if options.test_record is not None else ()
+        trip = getattr(stopped, "trip", None)
         return RunResult(name or kind_name, kind_name, options.engine, {}, {}, records, stopped=reason,
-                         wall_s=_time.perf_counter() - started)
+                         wall_s=_time.perf_counter() - started, interlock=None if trip is None else trip.as_dict())
     except KeyboardInterrupt as interrupt:
         stopped = interrupt if isinstance(interrupt, OperatorStopped) else OperatorStopped(str(interrupt))
         stopped.test_records = tuple(Path(p) for p in _existing(options.test_record))
@@ -124,13 +126,14 @@ def run_test(kind_name: str, kind_module, cfg, options: RunOptions, name: str | 
     stopped = None
     if result.get("aborted"):
         stopped = str(result.get("abort_reason") or result.get("aborted"))
+    interlock = result.get("interlock")
     arrays = {k: v for k, v in result.items() if str(k).startswith("_")}
     metrics = {k: v for k, v in result.items() if not str(k).startswith("_")}
     for path in records:
         stream.emit(Note(f"test record → {path}"))
     stream.emit(RunEnded("stopped" if stopped else "complete", stopped or ""))
     return RunResult(name or kind_name, kind_name, options.engine, metrics, arrays, records, stopped,
-                     _time.perf_counter() - started)
+                     _time.perf_counter() - started, interlock=interlock)
 
 
 def _existing(path) -> tuple:

@@ -21,7 +21,40 @@ from rths_ident.hybrid.fast_side.rate_transition.registry import TRANSITIONS
 
 
 @dataclasses.dataclass(frozen=True)
-class HybridTestConfig:
+class InterlockSettings:
+    """The ``[interlocks]`` of a test (:mod:`rths_ident.hybrid.fast_side.interlocks`; SI).
+    A limit left out (None) takes the default its field's doc states
+    (:func:`rths_ident.scenarios.components.interlocks`)."""
+
+    interlock_command_stroke: float | None = None  # m; None: the actuator's stroke limit
+    interlock_command_velocity: float | None = None  # m/s; None: the actuator's velocity limit
+    interlock_measured_stroke: float | None = None  # m; None: the actuator's stroke limit
+    interlock_measured_velocity: float | None = None  # m/s; None: the actuator's velocity limit
+    interlock_force: float | None = None  # N; None: the actuator's force capacity
+    interlock_tracking_error: float | None = None  # m (mean over the window); None: off
+    interlock_tracking_window: float = 0.1  # s
+    interlock_ns_displacement: float | None = None  # m; None: finite only
+    interlock_identifier: bool = True
+    interlock_identifier_range: float = 10.0  # × the initial guess
+    interlock_deadline: float | None = None  # s of wall-clock time per slow step; None: off
+
+
+def check_interlock_settings(cfg) -> None:
+    """A clear error for an interlock setting out of range (``cfg.bad``)."""
+    for name in ("interlock_command_stroke", "interlock_command_velocity", "interlock_measured_stroke",
+                 "interlock_measured_velocity", "interlock_force", "interlock_tracking_error",
+                 "interlock_ns_displacement", "interlock_deadline"):
+        value = getattr(cfg, name)
+        if value is not None and not (isinstance(value, (int, float)) and value > 0):
+            cfg.bad(name, "a limit > 0 (leave out: the default)")
+    if not (cfg.interlock_tracking_window > 0 and np.isfinite(cfg.interlock_tracking_window)):
+        cfg.bad("interlock_tracking_window", "a window > 0 s")
+    if not cfg.interlock_identifier_range > 1:
+        cfg.bad("interlock_identifier_range", "a factor > 1")
+
+
+@dataclasses.dataclass(frozen=True)
+class HybridTestConfig(InterlockSettings):
     """Settings every hybrid-test scenario shares (SI units). Scenarios subclass it, set
     ``SCENARIO``/``UPDATING_MODES``/``IDENTIFYING_MODES`` and add their own fields."""
 
@@ -55,19 +88,6 @@ class HybridTestConfig:
     # number of samples per slow step (1 kHz at 4000/50 Hz).
     identifier_rate: float | None = None
     minimum_identifier_rate: ClassVar[float] = 0.0
-    # interlocks ([interlocks]; hybrid.loop.interlocks, SI): None = the default each
-    # field's doc states (scenarios.components.interlocks)
-    interlock_command_stroke: float | None = None  # m; None: the actuator's stroke limit
-    interlock_command_velocity: float | None = None  # m/s; None: the actuator's velocity limit
-    interlock_measured_stroke: float | None = None  # m; None: the actuator's stroke limit
-    interlock_measured_velocity: float | None = None  # m/s; None: the actuator's velocity limit
-    interlock_force: float | None = None  # N; None: the actuator's force capacity
-    interlock_tracking_error: float | None = None  # m (mean over the window); None: off
-    interlock_tracking_window: float = 0.1  # s
-    interlock_ns_displacement: float | None = None  # m; None: finite only
-    interlock_identifier: bool = True
-    interlock_identifier_range: float = 10.0  # × the initial guess
-    interlock_deadline: float | None = None  # s of wall-clock time per slow step; None: off
 
     def bad(self, field: str, expected: str):
         raise ParameterError(f"{self.SCENARIO} {field} = {plain(getattr(self, field))}: expected {expected}")
@@ -112,16 +132,7 @@ class HybridTestConfig:
             self.bad("update_after", "a time ≥ 0 s")
         if not isinstance(self.actuator_substeps, int) or self.actuator_substeps < 1:
             self.bad("actuator_substeps", "an integer ≥ 1")
-        for name in ("interlock_command_stroke", "interlock_command_velocity", "interlock_measured_stroke",
-                     "interlock_measured_velocity", "interlock_force", "interlock_tracking_error",
-                     "interlock_ns_displacement", "interlock_deadline"):
-            value = getattr(self, name)
-            if value is not None and not (isinstance(value, (int, float)) and value > 0):
-                self.bad(name, "a limit > 0 (leave out: the default)")
-        if not (self.interlock_tracking_window > 0 and np.isfinite(self.interlock_tracking_window)):
-            self.bad("interlock_tracking_window", "a window > 0 s")
-        if not self.interlock_identifier_range > 1:
-            self.bad("interlock_identifier_range", "a factor > 1")
+        check_interlock_settings(self)
         if self.identifier_rate is not None:
             every = self.fast_rate / self.identifier_rate if self.identifier_rate > 0 else np.inf
             if not (self.identifier_rate >= self.minimum_identifier_rate and abs(every - round(every)) < 1e-9
@@ -164,8 +175,10 @@ class HybridTestConfig:
 
     def program_key(self):
         """What identifies the compiled loop: this configuration with ``updating`` set to
-        its identifier (the comparison variants share the loop)."""
+        its identifier (the comparison variants share the loop) and the interlocks at
+        their defaults (they are checked outside the compiled loop)."""
+        key = dataclasses.replace(self, **{f.name: f.default for f in dataclasses.fields(InterlockSettings)})
         if not self.IDENTIFYING_MODES:
-            return self
+            return key
         identifying = self.updating if self.updating in self.IDENTIFYING_MODES else None
-        return dataclasses.replace(self, updating=identifying or self.IDENTIFYING_MODES[0])
+        return dataclasses.replace(key, updating=identifying or self.IDENTIFYING_MODES[0])

@@ -103,19 +103,25 @@ def fast_side_fields() -> list[Field]:
     ]
 
 
-def interlock_fields(limits_from: str = "the actuator's") -> list[Field]:
+def interlock_fields(limits_from: str = "the actuator's", velocity_limits: bool = True,
+                     measured_stroke: str = "") -> list[Field]:
     """``[interlocks]``: the limits that stop the test through the safe stop
-    (:mod:`rths_ident.hybrid.loop.interlocks`); ``limits_from`` says whose limits a
-    stroke, velocity or force left out takes."""
+    (:mod:`rths_ident.hybrid.fast_side.interlocks`); ``limits_from`` says whose limits a
+    stroke, velocity or force left out takes (``velocity_limits`` False: a velocity left
+    out is not checked, e.g. a rig that declares no velocity limit; ``measured_stroke``: what a
+    measured stroke left out is, when it is not the stroke limit itself)."""
+    command_velocity = f"twice {limits_from} velocity limit" if velocity_limits else "not checked"
+    measured_velocity = f"{limits_from} velocity limit" if velocity_limits else "not checked"
     return [
         Field("interlocks.command_stroke", "interlock_command_stroke", f"|command| above this stops the test "
               f"(leave out: {limits_from} stroke limit)", unit="m", low=1e-12, optional=True),
         Field("interlocks.command_velocity", "interlock_command_velocity", f"|command rate| above this stops the "
-              f"test (leave out: {limits_from} velocity limit)", unit="m/s", low=1e-12, optional=True),
+              f"test (leave out: {command_velocity})", unit="m/s", low=1e-12, optional=True),
         Field("interlocks.measured_stroke", "interlock_measured_stroke", f"|measured displacement| above this "
-              f"stops the test (leave out: {limits_from} stroke limit)", unit="m", low=1e-12, optional=True),
+              f"stops the test (leave out: {measured_stroke or limits_from + ' stroke limit'})", unit="m", low=1e-12,
+              optional=True),
         Field("interlocks.measured_velocity", "interlock_measured_velocity", f"|measured velocity| (over "
-              f"2 ms) above this stops the test (leave out: {limits_from} velocity limit)", unit="m/s", low=1e-12,
+              f"2 ms) above this stops the test (leave out: {measured_velocity})", unit="m/s", low=1e-12,
               optional=True),
         Field("interlocks.force", "interlock_force", f"|measured force| above this stops the test (leave out: "
               f"{limits_from} force capacity)", unit="N", low=1e-12, optional=True),

@@ -36,10 +36,12 @@ import numpy as np
 from rths_ident.errors import ParameterError
 from rths_ident.figure_views import STYLES
 from rths_ident.hybrid.loop.engine import LoopAborted, run_stepwise
+from rths_ident.hybrid.fast_side.interlocks import InterlockMonitor
 from rths_ident.runner.events import TestStarted
 from rths_ident.declaration import Field
 from rths_ident.runner.options import RunOptions
-from rths_ident.scenarios import fields
+from rths_ident.scenarios import components, fields
+from rths_ident.scenarios.config import InterlockSettings, check_interlock_settings
 from rths_ident.scenarios.kinds import kind_names
 from rths_ident.rigs.calibration import KINEMATIC_MODELS, SEED002_FORCE_LIMIT_N, SEED002_STROKE_LIMIT_M, ServoKinematics
 from rths_ident.rigs.emulator import VirtualSpecimen
@@ -84,7 +86,7 @@ class RigCase:
 
 
 @dataclasses.dataclass(frozen=True)
-class RigTestConfig:
+class RigTestConfig(InterlockSettings):
     """A rig scenario run (SI). ``site``: a ``--site`` string; ``kinematics``: servo
     angle from displacement, exact ``asin`` (default) or the thesis' ``arc``."""
 
@@ -135,6 +137,7 @@ class RigTestConfig:
         for name in ("specimen_mass", "specimen_damping", "specimen_stiffness", "stroke_limit", "force_limit"):
             if not (np.isfinite(getattr(self, name)) and getattr(self, name) >= 0):
                 self.bad(name, "a finite number ≥ 0")
+        check_interlock_settings(self)
 
     # run_command's progress bar and banner
     @property
@@ -184,6 +187,9 @@ def rig_fields(cases: tuple, extra: list[Field] = ()) -> list[Field]:
         Field("rig.load_sign", "load_sign", "sign convention of the ground load (relative: −M ẍ_g; thesis: as "
               "printed)", kind=str, choices=LOAD_SIGNS),
         Field("sensors.seed", "seed", "the emulated board's noise seed", kind=int, option="--seed"),
+        *fields.interlock_fields("the rig's", velocity_limits=False,
+                                 measured_stroke="1.05 × the rig's stroke limit: the command is held to the stroke, "
+                                 "a reading at it is not a fault"),
         *fields.run_fields(engines=("stepwise",), compare=False, realtime=False),
     ]
 
@@ -396,7 +402,9 @@ def run_rig_test(case: RigCase, cfg: RigTestConfig, options: RunOptions = RunOpt
             progress(k, step_log)
 
     started = time.perf_counter()
-    with _site_or_why(cfg, record, specimen=specimen, calibration=calibration, limits=limits) as site:
+    interlocks = components.rig_interlocks(cfg)
+    with _site_or_why(cfg, record, specimen=specimen, calibration=calibration, limits=limits,
+                      interlocks=interlocks.site_part()) as site:
         result["where"] = getattr(site, "where", cfg.site)
         timed_ns = _TimedSubstructure(ns, numerical_time)
         if record is not None:
@@ -404,11 +412,20 @@ def run_rig_test(case: RigCase, cfg: RigTestConfig, options: RunOptions = RunOpt
         if options.events is not None:
             options.events.emit(TestStarted(cfg.SCENARIO, _watch_info(case, cfg, steps, ref)))
         try:
-            logs = run_stepwise(site, timed_ns, ag, on_step=timed_on_step, stop=options.stop)
+            # the site checks what it measures; the loop the NS, the identifier and the watchdog
+            monitor = InterlockMonitor(interlocks.loop_part(), cfg.dt)
+            logs = run_stepwise(site, timed_ns, ag, on_step=timed_on_step, stop=options.stop,
+                                monitor=monitor)
         except LoopAborted as aborted:
             logs = aborted.logs
             result["aborted"] = str(aborted)  # the engine's sentence: what failed, at which step, how the rig was left
+            trip = aborted.trip
+            if trip is not None:
+                result["interlock"] = trip.as_dict()
             if record is not None:
+                if trip is not None:
+                    record.event("interlock", trip.message(), step=aborted.slow_index,
+                                 time=(aborted.slow_index + 1) * cfg.dt)
                 record.event("error", str(aborted), step=aborted.slow_index,
                              time=(aborted.slow_index + 1) * cfg.dt)
         except BaseException as exc:  # Ctrl-C (the operator's stop: the site was brought to rest), a bug

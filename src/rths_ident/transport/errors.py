@@ -54,3 +54,10 @@ class RemoteError(TransportError):
     """The peer reported an error (framed protocol, ERROR message)."""
 
     advice = "the peer failed with the error above: fix it on the peer's side, then start the test again"
+
+
+class NonFiniteError(ProtocolError):
+    """A vector on the wire held a NaN or ±Inf (a diverged peer, garbled bytes):
+    ``non_finite`` tells the loop's NS-divergence interlock that it is one."""
+
+    non_finite = True

@@ -27,6 +27,13 @@ dynamics are not a static tangent). An actuator limit (stroke, velocity, force) 
 :class:`~rths_ident.hybrid.fast_side.actuator.ActuatorLimitError` at the commit that crossed it;
 :meth:`ActuatorElementSite.safe_stop` then brings the actuator to rest (the element
 server calls it before it tells its client).
+
+Interlocks (``interlocks``, :mod:`rths_ident.hybrid.fast_side.interlocks`): every commit
+checks the step's controller periods — command stroke and velocity, measured (x_a)
+stroke and velocity, force R, tracking |command − x_a| over the window; the first that
+trips raises :class:`~rths_ident.hybrid.fast_side.interlocks.InterlockTripped` (which,
+value, limit, the commit and the client's time), and the element server brings the
+actuator to rest the same way (:meth:`ActuatorElementSite.safe_stop`).
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from rths_ident.hybrid.fast_side import actuator as act
+from rths_ident.hybrid.fast_side.interlocks import InterlockMonitor, Interlocks, InterlockTripped
 from rths_ident.typed_leaves import canonical_state
 from rths_ident.models import ElementInputs
 
@@ -47,8 +55,9 @@ DEFAULT_FAST_RATE = 4000.0
 
 @functools.lru_cache(maxsize=16)
 def _compiled_run(n_periods: int):
-    """``run(params, state, x_from, x_to, dt_fast) -> (state, x_a, R)``: N controller
-    periods with the command ramped from ``x_from`` to ``x_to`` (one compile per N)."""
+    """``run(params, state, x_from, x_to, dt_fast) -> (state, log)``: N controller periods
+    with the command ramped from ``x_from`` to ``x_to`` (one compile per N); ``log`` has
+    each period's ``command``, ``measured`` (x_a) and ``force`` (R)."""
 
     def run(params, state, x_from, x_to, dt_fast):
         params = act.with_discretisation(params, dt_fast)  # the exact integrator's matrices, once
@@ -57,10 +66,10 @@ def _compiled_run(n_periods: int):
 
         def body(carry, command):
             carry, outputs = act.actuator_step(params, carry, act.ActuatorInputs(command), dt_fast)
-            return carry, None
+            return carry, (carry.displacement, carry.restoring_force)
 
-        state, _ = jax.lax.scan(body, state, commands)
-        return state, state.displacement, state.restoring_force
+        state, (x_a, force) = jax.lax.scan(body, state, commands)
+        return state, {"command": commands, "measured": x_a, "force": force}
 
     return jax.jit(run)
 
@@ -76,7 +85,7 @@ class ActuatorElementSite:
     """
 
     def __init__(self, model, params, actuator: act.CarrionSpencerParams, n_basic: int = 2,
-                 fast_rate: float = DEFAULT_FAST_RATE):
+                 fast_rate: float = DEFAULT_FAST_RATE, interlocks: Interlocks | None = None):
         if n_basic not in (1, 2):
             raise ValueError(f"ActuatorElementSite.n_basic must be 1 or 2; got {n_basic}")
         if not (np.isfinite(fast_rate) and fast_rate > 0):
@@ -93,6 +102,8 @@ class ActuatorElementSite:
         self._trial_command = 0.0
         self._base = 0.0  # d[0] of a two-node element (moves rigidly with the specimen's base)
         self.history: list = []  # (time, command, x_a, R) per commit
+        self._trial_log: dict | None = None
+        self.monitor = None if interlocks is None else InterlockMonitor(interlocks, 1.0 / self.fast_rate)
 
     def _deformation(self, values) -> float:
         v = np.asarray(values, dtype=np.float64)
@@ -105,12 +116,12 @@ class ActuatorElementSite:
         dt = t - self.committed_time
         self._trial_time, self._trial_command = t, command
         if dt <= 0.0:
-            self._trial_state = self._state
+            self._trial_state, self._trial_log = self._state, None
             return
         n_periods = max(1, int(round(dt * self.fast_rate)))
         run = _compiled_run(n_periods)
-        self._trial_state, _, _ = run(self.transfer, self._state, jnp.float64(self.committed_command),
-                                      jnp.float64(command), jnp.float64(dt / n_periods))
+        self._trial_state, self._trial_log = run(self.transfer, self._state, jnp.float64(self.committed_command),
+                                                 jnp.float64(command), jnp.float64(dt / n_periods))
 
     def _x_a(self) -> float:
         return float(self._trial_state.displacement)
@@ -131,6 +142,12 @@ class ActuatorElementSite:
         self.committed_time, self.committed_command = self._trial_time, self._trial_command
         self.history.append((self.committed_time, self.committed_command, self._x_a(), self._restoring_force()))
         self._raise_if_limit_latched()
+        if self.monitor is not None and self._trial_log is not None:
+            log = jax.device_get(self._trial_log)
+            log["target"] = log["command"]  # the client's displacement, ramped: what x_a must follow
+            trip = self.monitor.check_site_log(log, len(self.history) - 1, time=self.committed_time)
+            if trip is not None:  # the element server calls safe_stop() before it tells the client
+                raise InterlockTripped(trip)
 
     def _raise_if_limit_latched(self) -> None:
         """:class:`~rths_ident.hybrid.fast_side.actuator.ActuatorLimitError` for the first limit the
@@ -155,8 +172,9 @@ class ActuatorElementSite:
         state = self._state
         for n, start, end in ((max(1, round(hold_s * self.fast_rate)), command, command),
                               (max(1, round(ramp_s * self.fast_rate)), command, 0.0)):
-            state, x_a, force = _compiled_run(n)(self.transfer, state, jnp.float64(start), jnp.float64(end),
-                                                  jnp.float64(dt_fast))
+            state, _ = _compiled_run(n)(self.transfer, state, jnp.float64(start), jnp.float64(end),
+                                        jnp.float64(dt_fast))
+        x_a, force = state.displacement, state.restoring_force
         self._state = self._trial_state = state
         self.committed_command = self._trial_command = 0.0
         return (f"the actuator was brought to rest: command held at {command * 1e3:.4g} mm for {hold_s:g} s, ramped "

@@ -23,13 +23,15 @@ from rths_ident.transport.openfresco import ModelElementSite, OpenFrescoProtocol
 __all__ = ["SERVED_TRANSFER_SYSTEMS", "make_site_factory"]
 
 
-def _ideal_site(model, params, n_basic: int, actuator, fast_rate):
+def _ideal_site(model, params, n_basic: int, actuator, fast_rate, interlocks=None):
+    del interlocks  # nothing between the client and the specimen to stop: the client's displacement is it
     return ModelElementSite(model, params, n_basic=n_basic)
 
 
-def _actuator_site(model, params, n_basic: int, actuator, fast_rate):
+def _actuator_site(model, params, n_basic: int, actuator, fast_rate, interlocks=None):
     return ActuatorElementSite(model, params, CarrionSpencerParams.table_2_1() if actuator is None else actuator,
-                               n_basic=n_basic, fast_rate=DEFAULT_FAST_RATE if fast_rate is None else fast_rate)
+                               n_basic=n_basic, fast_rate=DEFAULT_FAST_RATE if fast_rate is None else fast_rate,
+                               interlocks=interlocks)
 
 
 #: the transfer systems (names of :data:`~rths_ident.hybrid.fast_side.actuator.TRANSFER_SYSTEMS`)
@@ -38,9 +40,11 @@ SERVED_TRANSFER_SYSTEMS = Registry("transfer system", {"ideal": _ideal_site, "ca
 
 
 def make_site_factory(model, params, transfer_system: str = "ideal", *, actuator: CarrionSpencerParams | None = None,
-                      fast_rate: float | None = None):
+                      fast_rate: float | None = None, interlocks=None):
     """``site(setup) -> ElementSite`` for the specimen ``model`` with ``params`` (SI).
 
+    ``interlocks`` (carrion-spencer; :class:`~rths_ident.hybrid.fast_side.interlocks.Interlocks`):
+    checked at every commit, the actuator brought to rest when one trips.
     ``actuator`` (carrion-spencer): the actuator's parameters (default Table 2.1);
     ``fast_rate`` [Hz] (carrion-spencer): the controller rate (default
     :data:`~rths_ident.hybrid.fast_side.actuator_element_site.DEFAULT_FAST_RATE`).
@@ -55,6 +59,6 @@ def make_site_factory(model, params, transfer_system: str = "ideal", *, actuator
             raise OpenFrescoProtocolError(
                 f"serve site has a 1-D specimen: the client must control 1 displacement (one node) or 2 "
                 f"(two nodes, -dof 1 -dof 1); its setup says {n} (ints {list(setup)})")
-        return build(model, params, n, actuator, fast_rate)
+        return build(model, params, n, actuator, fast_rate, interlocks)
 
     return site_for

@@ -255,6 +255,9 @@ def run_stepwise(site, ns, ground_accel_slow, *, updater: ModelUpdater | None = 
                     # NS-divergence interlock is what fired
                     trip = monitor.ns_not_finite(k, str(exc))
                     raise abort(trip.message(), k, getattr(exc, "advice", None), trip=trip) from exc
+                site_trip = getattr(exc, "trip", None)  # a site that checks its own interlocks tripped one
+                if site_trip is not None:
+                    raise abort(str(exc), k, getattr(exc, "advice", None), trip=site_trip) from exc
                 raise abort(f"failed: {exc}", k, getattr(exc, "advice", None)) from exc
             per_step.append(step_log)
             if monitor is not None:
