@@ -265,10 +265,13 @@ def test_board_answers_late_then_garbage(tmp_path, capsys):
 # ---------------------------------------------------------------------- the identifier
 
 
-def test_identifier_producing_nan(tmp_path):
+@pytest.mark.parametrize("interlock", [True, False], ids=["interlock", "limit-check"])
+def test_identifier_producing_nan(tmp_path, interlock):
     """The online identifier's estimate turns NaN at step AT (lugre-frame's RLS, step-wise):
     the loop stops at that step, the specimen is brought to rest, the record keeps the
-    AT + 1 steps the loop completed (AT's with its NaN estimate) and the cause."""
+    AT + 1 steps the loop completed (AT's with its NaN estimate) and the cause — the
+    identifier-divergence interlock (which, the step, the time) when it is on, the loop's
+    own check of a non-finite estimate when it is off."""
     from rths_ident.protocols import SiteReading
     from rths_ident.scenarios import lugre_frame as lf
 
@@ -287,7 +290,7 @@ def test_identifier_producing_nan(tmp_path):
             self.k += 1
             return reading
 
-    cfg = lf.LugreFrameConfig(duration=1.0)
+    cfg = lf.LugreFrameConfig(duration=1.0, interlock_identifier=interlock)
     sites = []
 
     def build(cfg):
@@ -303,10 +306,18 @@ def test_identifier_producing_nan(tmp_path):
     result = run_test("lugre-frame", _kind(build), cfg, RunOptions(engine="stepwise", compare=False,
                                                                    test_record=path))
     message = result.stopped
-    assert message.startswith(f"slow step {AT} (t = {(AT + 1) * 0.02:.3f} s) stopped: the online identifier diverged: "
-                              f"its estimate is not finite (nan, nan, nan) in slow step {AT}")
+    if interlock:
+        assert message.startswith(f"interlock identifier_divergence tripped: estimate of sigma0 not finite at slow "
+                                  f"step {AT} (t = {(AT + 1) * 0.02:.3f} s)")
+        assert result.interlock["interlock"] == "identifier_divergence" and result.interlock["step"] == AT
+    else:
+        assert message.startswith(f"slow step {AT} (t = {(AT + 1) * 0.02:.3f} s) stopped: the online identifier "
+                                  f"diverged: its estimate is not finite (nan, nan, nan) in slow step {AT}")
+        assert result.interlock is None
     assert "The specimen was brought to rest" in message and f"the {AT + 1} completed slow steps are kept" in message
     record = read_test_record(path)
+    interlock_events = [e for e in record.events if e.kind == "interlock"]
+    assert [(e.step, e.message in message) for e in interlock_events] == ([(AT, True)] if interlock else [])
     assert record.n_steps == AT + 1 and record.errors()[0].step == AT
     assert np.all(np.isfinite(record.steps["update/estimate"][:AT]))
     assert np.all(np.isnan(record.steps["update/estimate"][AT]))

@@ -105,3 +105,124 @@ def test_a_watched_fused_run_reports_every_step_after_the_compiled_call(short_te
     k, log = seen[17]
     np.testing.assert_array_equal(log["fast"]["measured"], logs["fast"]["measured"][17])
     np.testing.assert_array_equal(log["update"]["estimate"], logs["update"]["estimate"][17])
+
+
+# ------------------------------------------------------------------ the interlocks, run
+
+
+#: lugre-frame's interlocks, each at its default (None: the actuator's stroke 0.15 m,
+#: twice its velocity 3 m/s, its velocity 1.5 m/s, its force capacity 50.4 kN) or a value
+SITE_INTERLOCKS = {"command_stroke": None, "command_velocity": None, "measured_stroke": None,
+                   "measured_velocity": None, "force": None, "tracking_error": 1e-3}
+ALL_LIMITS = (*SITE_INTERLOCKS, "ns_displacement")
+
+
+def _only(name, value, **changes):
+    """lugre-frame (1 s) with only interlock ``name`` on (``value``; None: its default)."""
+    limits = {f"interlock_{other}": 1e30 for other in ALL_LIMITS}
+    limits[f"interlock_{name}"] = value
+    return lf.LugreFrameConfig(duration=1.0, interlock_identifier=False, **{**limits, **changes})
+
+
+def _bad_gain(cfg, factor=5.0):
+    """The test with its servo controller's proportional gain ×``factor`` (×5 makes the
+    actuator's loop unstable: the classic bad gain). The actuator model's own latched
+    limits are moved out of the way (the interlocks keep the values they took from them):
+    what stops the test is the interlock."""
+    import dataclasses
+
+    test = lf.build(cfg)
+    side = test.fast_side
+    side = side._replace(actuator=dataclasses.replace(
+        side.actuator, proportional_gain=factor * side.actuator.proportional_gain, stroke_limit=1e30,
+        velocity_limit=1e30, force_limit=1e30))
+    return test._replace(fast_side=side, key=("proportional gain", factor, test.key))
+
+
+def _first_crossing(logs, name, limits, dt):
+    """(fast sample, value) where ``name``'s quantity first crosses its limit, computed
+    from the logs with NumPy (not with the monitor)."""
+    fast = {k: np.asarray(logs["fast"][k], dtype=float).ravel() for k in ("command", "measured", "target", "force")}
+    limit = getattr(limits, name)
+    if name == "command_velocity":
+        c = fast["command"]
+        quantity = np.abs(np.diff(np.concatenate([[c[0]], c]))) / dt
+        offset = 0
+    elif name == "measured_velocity":
+        span = round(limits.velocity_span / dt)
+        m = fast["measured"]
+        quantity, offset = np.abs(m[span:] - m[:-span]) / (span * dt), span
+    elif name == "tracking_error":
+        n = round(limits.tracking_window / dt)
+        quantity, offset = np.convolve(np.abs(fast["target"] - fast["measured"]), np.ones(n) / n, "valid"), n - 1
+    else:
+        key = {"command_stroke": "command", "measured_stroke": "measured", "force": "force"}[name]
+        quantity, offset = fast[key], 0
+    over = np.flatnonzero(~np.isfinite(quantity) | (np.abs(quantity) > limit))
+    return (int(over[0]) + offset, quantity[over[0]]) if over.size else (None, None)
+
+
+@pytest.mark.parametrize("name", list(SITE_INTERLOCKS))
+def test_a_bad_gain_trips_each_site_interlock_where_the_logs_cross_it(name):
+    """The actuator's proportional gain ×5 (unstable): with only ``name`` on, the step-wise
+    loop stops at the slow step where the logged quantity first crosses the limit (found
+    here with NumPy on the logs the loop kept), the trip carries that value, the limit
+    and the step's test time, and the specimen went through the safe stop."""
+    from rths_ident.hybrid.loop.assembled import run_loop
+    from rths_ident.hybrid.loop.engine import LoopAborted
+
+    cfg = _only(name, SITE_INTERLOCKS[name])
+    test = _bad_gain(cfg)
+    with pytest.raises(LoopAborted) as info:
+        run_loop(test, "stepwise", variant=cfg.variant)
+    trip = info.value.trip
+    dt = 1.0 / cfg.fast_rate
+    sample, value = _first_crossing(info.value.logs, name, test.interlocks, dt)
+    ratio = test.fast_side.ratio
+    assert trip.name == name and trip.step == sample // ratio == info.value.slow_index
+    assert trip.limit == getattr(test.interlocks, name)
+    assert trip.value == pytest.approx(value, rel=1e-9)
+    assert trip.time == pytest.approx(float(test.time_slow[trip.step]))
+    assert str(info.value).startswith(trip.message())
+    assert info.value.safe_stop_logs is not None  # the safe stop ran (hold, ramp, hold at zero)
+
+
+def test_an_identifier_fed_garbage_trips_the_identifier_interlock():
+    """seed 001's RLS (no projection) fed a force sensor whose ADC clips at ±1 N (2 bits:
+    garbage) drives F̂_C below a tenth of its initial guess: the identifier-divergence
+    interlock stops the loop at the first slow step whose estimate is out of that range
+    (0.7 × 22.4 kN / 10, worked out from the test file's numbers), the others stay quiet."""
+    import dataclasses
+
+    from rths_ident.hybrid.loop.assembled import run_loop
+    from rths_ident.hybrid.loop.engine import LoopAborted
+
+    cfg = lf.LugreFrameConfig(duration=1.0, rls_setting="thesis")  # every interlock at the shipped defaults
+    test = lf.build(cfg)
+    side = test.fast_side
+    side = side._replace(sensor_force=dataclasses.replace(side.sensor_force, adc_full_scale=1.0, adc_bits=2))
+    test = test._replace(fast_side=side, key=("garbage force", test.key))
+    with pytest.raises(LoopAborted) as info:
+        run_loop(test, "stepwise", variant=cfg.variant)
+    trip = info.value.trip
+    lower_fc = (1 - 0.30) * 22400.0 / 10  # scenario2's −30 % guess of F_C = F_y, over the range factor 10
+    estimates = np.asarray(info.value.logs["update"]["estimate"])
+    first = int(np.flatnonzero(estimates[:, 1] < lower_fc)[0])
+    assert (trip.name, trip.step, trip.detail) == ("identifier_divergence", first, "Fc below its physical range")
+    assert trip.value == estimates[first, 1] and trip.limit == pytest.approx(lower_fc, rel=1e-12)
+
+
+def test_the_clean_run_trips_nothing_and_its_margins_are_the_logs():
+    """lugre-frame (1 s, step-wise) with every interlock on — the shipped defaults, a
+    1 mm tracking error, a 5 cm NS bound, a 60 s watchdog — runs to its end; each logged
+    quantity stays below its limit (NumPy on the logs)."""
+    from rths_ident.hybrid.loop.assembled import run_loop
+
+    cfg = lf.LugreFrameConfig(duration=1.0, interlock_tracking_error=1e-3, interlock_ns_displacement=0.05,
+                              interlock_deadline=60.0)
+    test = lf.build(cfg)
+    logs, _ = run_loop(test, "stepwise", variant=cfg.variant)
+    assert np.asarray(logs["ns"]["displacement"]).shape[0] == test.time_slow.size
+    for name in SITE_INTERLOCKS:
+        assert _first_crossing(logs, name, test.interlocks, 1.0 / cfg.fast_rate) == (None, None), name
+    assert np.max(np.abs(logs["ns"]["displacement"])) < 0.05

@@ -7,6 +7,8 @@ written here independently as a plain NumPy loop. The step-wise engine talks to 
 same pieces through the site and numerical-substructure protocols.
 """
 
+import time
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -236,3 +238,82 @@ def test_a_stop_request_never_set_changes_nothing():
     plain = run_stepwise(_SpringSite(), _SdofNS(), ag)
     watched = run_stepwise(_SpringSite(), _SdofNS(), ag, stop=StopRequest())
     np.testing.assert_array_equal(plain["ns"]["u"], watched["ns"]["u"])
+
+
+# ------------------------------------------------------------------ interlocks in the loop
+
+
+def _warm_site():
+    site = _SpringSite()
+    site._chunk(site.state, jnp.zeros(1))  # compiled before the clock of any step runs
+    return site
+
+
+def test_the_watchdog_trips_on_a_slow_step_and_not_on_the_clean_run():
+    """A numerical substructure that stalls 1.5 s in slow step 5 trips the 1 s deadline
+    there: the loop stops through the same safe stop, the trip names the step, the time
+    and a wall-clock time of at least the stall; the same run without the stall does not."""
+    from rths_ident.hybrid.fast_side.interlocks import InterlockMonitor, Interlocks
+
+    class Stalling(_SdofNS):
+        calls = 0
+
+        def step(self, feedback, ground_accel):
+            if self.calls == 5:
+                time.sleep(1.5)
+            self.calls += 1
+            return super().step(feedback, ground_accel)
+
+    limits = Interlocks(deadline=1.0)
+    logs = run_stepwise(_warm_site(), _SdofNS(), np.ones(20), monitor=InterlockMonitor(limits, DT))
+    assert logs["ns"]["u"].shape == (20,)
+    with pytest.raises(LoopAborted) as info:
+        run_stepwise(_warm_site(), Stalling(), np.ones(20), monitor=InterlockMonitor(limits, DT))
+    trip = info.value.trip
+    assert (trip.name, trip.step, trip.limit) == ("deadline", 5, 1.0) and trip.value >= 1.5
+    assert trip.time == pytest.approx(6 * DT)
+    assert str(info.value).startswith(f"interlock deadline tripped: wall-clock time of the step: {trip.value:.6g} s "
+                                      "beyond the limit 1 s at slow step 5 (t = 0.060 s)")
+    assert info.value.safe_stop_logs["force"].shape == (275, RATIO)  # held, ramped, held at zero
+    assert "5 completed slow steps are kept" not in str(info.value)  # step 5 itself completed before the check
+    assert "6 completed slow steps are kept" in str(info.value)
+
+
+def test_ns_divergence_trips_on_a_non_finite_target_and_beyond_its_bound():
+    """The NS's next target NaN at step 4 (a diverged solver) trips the NS-divergence
+    interlock there; a bound below the clean run's largest response trips at the first step
+    whose next target crosses it (the step before the response u_k that crosses it, found
+    here from the monolithic answer)."""
+    from rths_ident.hybrid.fast_side.interlocks import InterlockMonitor, Interlocks
+
+    class Diverging(_SdofNS):
+        calls = 0
+
+        def step(self, feedback, ground_accel):
+            target, log = super().step(feedback, ground_accel)
+            self.calls += 1
+            return (np.full_like(target, np.nan) if self.calls == 5 else target), log
+
+    ag = np.ones(20)
+    with pytest.raises(LoopAborted) as info:
+        run_stepwise(_SpringSite(), Diverging(), ag, monitor=InterlockMonitor(Interlocks(), DT))
+    assert (info.value.trip.name, info.value.trip.step) == ("ns_divergence", 4)
+    assert "next target not finite" in str(info.value)
+
+    u = _monolithic(np.ones(21))  # the clean run's responses and its last next target, independently
+    bound = 0.5 * np.max(np.abs(u))
+    first = int(np.flatnonzero(np.abs(u) > bound)[0])
+
+    class LoggingU(_SdofNS):
+        def step(self, feedback, ground_accel):
+            target, log = super().step(feedback, ground_accel)
+            return target, {"u": log["u"], "displacement": log["u"]}
+
+    with pytest.raises(LoopAborted) as info:
+        run_stepwise(_SpringSite(), LoggingU(), ag, monitor=InterlockMonitor(Interlocks(ns_displacement=bound), DT))
+    trip = info.value.trip
+    assert (trip.name, trip.step, trip.detail) == ("ns_divergence", first - 1, "next target entry 0")
+    assert trip.value == pytest.approx(u[first], rel=1e-10) and trip.limit == bound
+    logs = run_stepwise(_SpringSite(), LoggingU(), ag,
+                        monitor=InterlockMonitor(Interlocks(ns_displacement=1.01 * np.max(np.abs(u))), DT))
+    assert logs["ns"]["u"].shape == (20,)

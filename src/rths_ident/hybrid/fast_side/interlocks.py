@@ -135,14 +135,17 @@ class Trip:
         return INTERLOCK_NAMES[self.name][1]
 
     def message(self) -> str:
+        """One sentence: which interlock, its value and limit, the slow step and the time."""
         unit = f" {self.unit}" if self.unit else ""
+        where = f"at slow step {self.step} (t = {self.time:.3f} s)"
+        limit = f"{self.limit:.6g}{unit}" if math.isfinite(self.limit) else ""
+        if not math.isfinite(self.value):
+            what = self.detail or "not finite"  # what is not finite (or, a covariance, not positive definite)
+            return f"interlock {self.name} tripped: {what}" + (f" (limit {limit})" if limit else "") + f" {where}"
         what = f"{self.detail}: " if self.detail else ""
-        if self.name == "identifier_divergence":
-            bound = f"{what}{self.value:.6g} (limit {self.limit:.6g})" if math.isfinite(self.limit) else \
-                f"{what}{self.value:.6g}"
-            return f"interlock identifier_divergence tripped ({bound}) at slow step {self.step} (t = {self.time:.4f} s)"
-        return (f"interlock {self.name} tripped: {what}{self.value:.6g}{unit} beyond the limit "
-                f"{self.limit:.6g}{unit} at slow step {self.step} (t = {self.time:.4f} s)")
+        if not limit:
+            return f"interlock {self.name} tripped: {what}{self.value:.6g}{unit} {where}"
+        return f"interlock {self.name} tripped: {what}{self.value:.6g}{unit} beyond the limit {limit} {where}"
 
     def as_dict(self) -> dict:
         return {"interlock": self.name, "value": float(self.value), "limit": float(self.limit), "unit": self.unit,
@@ -312,7 +315,8 @@ class InterlockMonitor:
     def ns_not_finite(self, step: int, detail: str) -> Trip:
         """The NS-divergence trip for a non-finite value the NS sent (a remote NS whose
         transport refused it before it reached the loop)."""
-        return self._trip("ns_divergence", math.nan, self.interlocks.ns_displacement, step, detail)
+        return self._trip("ns_divergence", math.nan, self.interlocks.ns_displacement, step,
+                          f"the NS sent a value that is not finite ({detail})")
 
     def check_estimate(self, estimate, step: int, names: tuple = ()) -> Trip | None:
         """The online identifier's estimate (:class:`~rths_ident.protocols.Estimate`)."""
