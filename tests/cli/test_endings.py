@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import rths_ident
@@ -131,3 +132,31 @@ def test_a_record_beside_the_json_is_not_replaced_silently(tmp_path, capsys):
     line = f"  the test record {tmp_path / 'test_record.h5'} of an earlier run is replaced by this run's"
     assert err.count(line) == 1  # the second run only
     assert read_test_record(tmp_path / "test_record.h5").complete
+
+
+@pytest.mark.slow
+def test_an_interlock_in_the_test_file_ends_with_status_3_and_the_record_says_which(tmp_path, capsys):
+    """A lugre-frame test file whose ``[interlocks]`` declares a 2 mm command stroke (the
+    command reaches 7.4 mm): the step-wise run stops through the safe stop at the first
+    slow step whose command passes 2 mm, exit status 3, one line naming the interlock, its
+    value and limit, the step and the time; the record's ``interlock`` event says the same
+    at that step, its ``error`` event how the specimen was left, and it keeps every
+    completed step, whose commands stay within 2 mm until that one."""
+    path = rths_ident.load_test("lugre-frame").with_changes(
+        interlocks={"command_stroke": 0.002}, record={"duration": 1.0},
+        run={"engine": "stepwise"}).save(tmp_path / "tight.toml")
+    record_path = tmp_path / "test_record.h5"
+    code = main(["run", str(path), "--quiet", "--test-record", str(record_path), "--no-compare"])
+    assert code == EXIT_TEST_STOPPED
+    [line] = [text for text in capsys.readouterr().err.strip().splitlines() if text.startswith("rths-ident:")]
+    assert line.startswith("rths-ident: the test stopped: interlock command_stroke tripped: sample ")
+    assert " m beyond the limit 0.002 m at slow step " in line and "The specimen was brought to rest" in line
+    assert line.endswith(f"test record → {record_path}")
+    record = read_test_record(record_path)
+    [event] = [e for e in record.events if e.kind == "interlock"]
+    assert event.message in line and record.errors()[0].step == event.step
+    commands = record.fast_series("fast/command")
+    ratio = commands.size // record.n_steps
+    first = int(np.flatnonzero(np.abs(commands) > 0.002)[0])
+    assert first // ratio == event.step == record.n_steps - 1
+    assert f"slow step {event.step} (t = {event.time:.3f} s)" in event.message

@@ -286,3 +286,42 @@ def test_an_actuator_limit_tells_the_opensees_client_and_stops_in_one_line(tmp_p
     assert not record.complete and record.n_steps > 0
     assert record.errors()[0].message in line
     assert abs(record.steps["measured_displacement"][-1, 1]) > 0.0075  # x_a of the committed step that crossed it (node 2)
+
+
+@pytest.mark.opensees
+@pytest.mark.slow
+def test_an_interlock_declared_in_the_test_file_stops_the_served_actuator_first(tmp_path):
+    """The same 2 g test with ``--interlocks TEST.toml`` whose ``[interlocks]`` declares a
+    4 mm measured stroke (and a command stroke of 1 m; left out, the command's would be
+    the actuator's own stroke limit, 7.5 mm, which the command crosses first): the interlock trips
+    at the first controller period whose x_a passes 4 mm, before the actuator's limit; the
+    server brings the actuator to rest and tells the client the same way (NaN replies, exit
+    status 3), and its one line and the record say which interlock, its value and limit,
+    the commit and the time."""
+    if importlib.util.find_spec("openseespy") is None:
+        pytest.skip("openseespy is not installed")
+    test_file = tmp_path / "limits.toml"
+    test_file.write_text("[interlocks]\nmeasured_stroke = 0.004\ncommand_stroke = 1.0\n")
+    server = ServeSite("--specimen", SPECIMEN.replace(",substeps=1", ""), "--transfer-system", "carrion-spencer",
+                       "--actuator-scaled-for", "1e5,0.005,1.0", "--records", str(tmp_path / "records"),
+                       "--interlocks", str(test_file))
+    script = tmp_path / "client.py"
+    script.write_text(LIMIT_CLIENT)
+    try:
+        client = subprocess.run([sys.executable, str(script), str(server.port)], capture_output=True, text=True,
+                                timeout=TIMEOUT_S)
+    finally:
+        status, out, err = server.finish()
+    assert client.returncode == 2 and "analysis failed at step" in client.stdout, client.stdout + client.stderr
+    assert status == 3, out + err
+    [line] = [text for text in err.strip().splitlines() if text.startswith("rths-ident serve site:")]
+    assert line.startswith("rths-ident serve site: the test stopped: InterlockTripped: interlock measured_stroke "
+                           "tripped: sample "), line
+    value = float(line.split(" m beyond the limit 0.004 m")[0].rsplit(" ", 1)[1])
+    assert 0.004 < abs(value) < 0.0075  # past the interlock, short of the actuator's own stroke limit
+    assert "the actuator was brought to rest: command held at " in line
+    from rths_ident.records import read_test_record
+
+    record = read_test_record(tmp_path / "records" / "session-001.h5")
+    assert not record.complete and record.errors()[0].message in line
+    assert np.max(np.abs(record.steps["measured_displacement"][:-1, 1])) <= 0.004  # every earlier commit within it

@@ -4,7 +4,8 @@ A real NS server (the rc-frame's native NS behind :class:`NSServer`) talks to th
 :class:`RemoteSubstructure` through a proxy that forwards every byte and, at the reply to
 slow step ``AT``, injects one fault: the peer disconnects, stalls past the timeout, sends
 a short frame, an oversized frame, a NaN, an unknown message type, another protocol
-version, or skips a sequence number. Each must stop the test safely: the virtual
+version, or skips a sequence number. Each must stop the test safely (the NaN through the
+NS-divergence interlock): the virtual
 specimen brought to rest, one error naming what happened, the slow step, the test time
 and the peer, with advice; every completed step on disk in the test record, readable.
 """
@@ -157,6 +158,9 @@ def test_a_fault_on_the_wire_stops_the_test_safely_and_keeps_the_record(frame_ca
     assert f"127.0.0.1:{proxy.port}" in message  # the peer
     assert expected in message.lower()
     assert "brought to rest" in message and "What to do:" in message
+    # a NaN from the NS is the NS-divergence interlock (the transport refused it); the rest are faults
+    trip = info.value.trip
+    assert (None if trip is None else (trip.name, trip.step)) == (("ns_divergence", AT) if fault == "nan" else None)
     # the specimen was unloaded through the virtual actuator
     stop = info.value.safe_stop_logs
     assert abs(stop["measured"].ravel()[-1]) < 1e-3 * max(1e-3, np.max(np.abs(stop["command"])))
