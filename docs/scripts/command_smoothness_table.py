@@ -1,0 +1,158 @@
+"""The command a servo-valve receives, per shipped frame test and compensator, with the
+rate transition as the sources draw it (``continuity = 0``) and continuous across slow
+steps (``continuity = 2``, the default): the tables of docs/hybrid/smooth_commands.md.
+
+    python docs/scripts/command_smoothness_table.py [--tests lugre-frame,bw-frame,rc-frame]
+        [--compensators damb,amb,polynomial,none] [--duration S] [--out smooth.json]
+        [--write docs/hybrid/smooth_commands.md] [--substructures]
+
+Each run is the shipped test file with only ``compensation.kind`` and
+``transition.continuity`` changed, run by the fused engine with the interlocks off (what
+the command would be, not where a limit would stop it). Per run
+(:func:`rths_ident.runner.results.command_metrics`, :func:`rths_ident.metrics.command_smoothness`):
+the command's peak over the NS target's peak, its largest jump per fast step over the
+largest the target makes per fast step (the NS target drawn straight between its slow
+samples), and the tracking J2 (:func:`rths_ident.metrics.j2_tracking_error`, x_t against
+x_m at the fast rate).
+
+``--substructures`` adds rc-frame's J2 per numerical substructure (native linear, OpenSeesPy
+linear and nonlinear; step-wise for OpenSeesPy), before and after, beside seed 000's
+Table 4.8 / 4.10 values.
+
+``--write FILE`` replaces the tables between ``<!-- smooth-TABLE:begin -->`` and
+``<!-- smooth-TABLE:end -->`` (TABLE = commands, substructures); without it they are printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import time
+from pathlib import Path
+
+import numpy as np
+
+import rths_ident
+
+rths_ident.configure()  # before any JAX computation: XLA's small-loop kernels, as the command line
+
+from rths_ident import metrics  # noqa: E402
+from rths_ident.hybrid.loop.assembled import run_loop  # noqa: E402
+from rths_ident.runner.results import command_metrics  # noqa: E402
+
+#: seed 000's J2 [%] of rc-frame Case 4 (fixed W): Table 4.8 (linear NS), Table 4.10 (OpenSees nonlinear, α-OS)
+THESIS_J2 = {"native linear": 1.2884, "opensees linear": 1.2884, "opensees nonlinear": 2.3612}
+SUBSTRUCTURES = {"native linear": {"backend": "native"},
+                 "opensees linear": {"backend": "opensees", "model": "linear"},
+                 "opensees nonlinear": {"backend": "opensees", "model": "nonlinear"}}
+
+
+def one_run(name: str, compensator: str | None, continuity: int, duration: float | None,
+            substructure: dict | None = None) -> dict:
+    """One run of shipped test ``name`` with the changes; its command metrics and J2."""
+    changes = {"transition": {"continuity": continuity}}
+    if compensator is not None:
+        changes["compensation"] = {"kind": compensator}
+    if duration is not None:
+        changes["record"] = {"duration": duration}
+    if substructure is not None:
+        changes["substructure"] = substructure
+    test = rths_ident.load_test(name).with_changes(**changes)
+    cfg = test.config
+    hybrid = test.kind.module.build(cfg)
+    engine = "stepwise" if getattr(cfg, "ns", "native") != "native" else "fused"
+    start = time.perf_counter()
+    logs, _ = run_loop(hybrid, engine, variant=cfg.variant, interlocks=False)
+    fast = logs["fast"]
+    row = {"test": name, "transition": cfg.transition, "compensator": cfg.compensation, "continuity": continuity,
+           "engine": engine, "j2_percent": float(metrics.j2_tracking_error(np.ravel(fast["target"]),
+                                                                           np.ravel(fast["measured"]))),
+           "wall_s": time.perf_counter() - start}
+    row.update(command_metrics(logs))
+    return row
+
+
+def commands_table(rows: list[dict]) -> str:
+    lines = ["| test | transition | compensator | peak ratio, sources' (0) | peak ratio, continuous (2) "
+             "| largest jump ratio (0) | largest jump ratio (2) | x_t's own jump ratio (2) | J2 % (0) | J2 % (2) |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    by_key = {(r["test"], r["compensator"], r["continuity"]): r for r in rows}
+    for (test, compensator, continuity), before in by_key.items():
+        if continuity != 0 or (test, compensator, 2) not in by_key:
+            continue
+        after = by_key[(test, compensator, 2)]
+        lines.append(f"| {test} | {after['transition']} | {compensator} | {before['command_peak_ratio']:.3f} "
+                     f"| {after['command_peak_ratio']:.3f} | {before['command_jump_ratio']:.4g} "
+                     f"| {after['command_jump_ratio']:.4g} | {after['target_jump_ratio']:.3g} "
+                     f"| {before['j2_percent']:.3f} | {after['j2_percent']:.3f} |")
+    return "\n".join(lines)
+
+
+def substructures_table(rows: list[dict]) -> str:
+    lines = ["| rc-frame NS | J2 % (0) | J2 % (2) | seed 000 J2 % (Table 4.8 / 4.10) | peak ratio (2) "
+             "| largest jump ratio (2) |", "|---|---|---|---|---|---|"]
+    for label in SUBSTRUCTURES:
+        pair = {r["continuity"]: r for r in rows if r.get("substructure") == label}
+        if 0 not in pair or 2 not in pair:
+            continue
+        lines.append(f"| {label} | {pair[0]['j2_percent']:.3f} | {pair[2]['j2_percent']:.3f} | "
+                     f"{THESIS_J2[label]:.4g} | {pair[2]['command_peak_ratio']:.3f} "
+                     f"| {pair[2]['command_jump_ratio']:.4g} |")
+    return "\n".join(lines)
+
+
+def machine() -> str:
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    return (f"{platform.machine()}, {os.cpu_count()} cores, load {load:.1f} when the tables were written, "
+            f"{time.strftime('%Y-%m-%d', time.gmtime())}")
+
+
+def write_between(path: Path, table: str, body: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    begin, end = f"<!-- smooth-{table}:begin -->", f"<!-- smooth-{table}:end -->"
+    pattern = re.compile(re.escape(begin) + ".*?" + re.escape(end), re.S)
+    if not pattern.search(text):
+        raise SystemExit(f"{path}: no {begin} … {end} markers")
+    path.write_text(pattern.sub(lambda _: f"{begin}\n{body}\n{end}", text), encoding="utf-8")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--tests", default="lugre-frame,bw-frame,rc-frame")
+    parser.add_argument("--compensators", default="damb,amb,polynomial,none")
+    parser.add_argument("--duration", type=float, default=None, help="seconds of each record (default: all)")
+    parser.add_argument("--out", default=None, help="JSON of every run")
+    parser.add_argument("--write", default=None, help="the markdown page whose tables are replaced")
+    parser.add_argument("--substructures", action="store_true", help="rc-frame's J2 per NS (OpenSeesPy: slow)")
+    args = parser.parse_args()
+    rows = []
+    for name in args.tests.split(","):
+        for compensator in args.compensators.split(","):
+            for continuity in (0, 2):
+                rows.append(one_run(name, compensator, continuity, args.duration))
+                print(json.dumps(rows[-1]), flush=True)
+    sub_rows = []
+    if args.substructures:
+        for label, substructure in SUBSTRUCTURES.items():
+            for continuity in (0, 2):
+                row = one_run("rc-frame", None, continuity, args.duration, substructure)
+                row["substructure"] = label
+                sub_rows.append(row)
+                print(json.dumps(row), flush=True)
+    if args.out:
+        Path(args.out).write_text(json.dumps({"machine": machine(), "runs": rows + sub_rows}, indent=1))
+    tables = {"commands": commands_table(rows) + f"\n\n({machine()}.)"}
+    if sub_rows:
+        tables["substructures"] = substructures_table(sub_rows)
+    for table, body in tables.items():
+        if args.write:
+            write_between(Path(args.write), table, body)
+        else:
+            print(body)
+
+
+if __name__ == "__main__":
+    main()
