@@ -281,3 +281,32 @@ def test_the_live_page_port_is_checked_before_any_work(tmp_path, monkeypatch, ca
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"--live-port {port}" in err and "Traceback" not in err
     assert not (tmp_path / "rths-runs").exists() or not any((tmp_path / "rths-runs").iterdir())
+
+
+def test_check_predict_runs_the_virtual_twin_and_says_go_or_no_go(tmp_path, capsys):
+    """``check --predict``: the twin's command-stroke usage is max|x_c| / 0.15 m (the
+    actuator's stroke) of the same test run here by the fused loop; the shipped test is a
+    go; a test file whose command stroke is 2 mm is a no-go naming the trip (status 3); a
+    rig test has no twin (one line, status 1)."""
+    import numpy as np
+
+    import rths_ident
+    from rths_ident.hybrid.loop.assembled import run_loop
+    from rths_ident.scenarios import lugre_frame as lf
+
+    assert main(["check", "lugre-frame", "--duration", "1", "--predict"]) == 0
+    out = capsys.readouterr().out
+    cfg = lf.LugreFrameConfig(duration=1.0)
+    logs, _ = run_loop(lf.build(cfg), "fused", variant=cfg.variant, interlocks=False)
+    peak = float(np.max(np.abs(logs["fast"]["command"])))
+    assert f"command_stroke         peak {peak:.4g} m of 0.15 m: {100 * peak / 0.15:.0f} %" in out
+    assert out.strip().splitlines()[-1].startswith("GO: no interlock trips")
+
+    path = rths_ident.load_test("lugre-frame").with_changes(
+        interlocks={"command_stroke": 0.002}, record={"duration": 1.0}).save(tmp_path / "tight.toml")
+    assert main(["check", str(path), "--predict"]) == 3
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last.startswith("NO-GO: the twin trips interlock command_stroke tripped: ")
+
+    assert main(["check", "rig-sdof", "--predict"]) == 1
+    assert "has no virtual twin" in capsys.readouterr().err

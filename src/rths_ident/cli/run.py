@@ -351,8 +351,10 @@ def _new(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
+    predict = "--predict" in args.options
+    options = [option for option in args.options if option != "--predict"]
     try:
-        kind_name, kind, test_file, values, origin, _ = resolve(args.test, args.options)
+        kind_name, kind, test_file, values, origin, _ = resolve(args.test, options)
     except SystemExit as exit_request:
         return exit_request.code if isinstance(exit_request.code, int) else 0
     cfg = kind.config(values)  # the kind's own checks (cross-field, the record file)
@@ -369,6 +371,15 @@ def _check(args: argparse.Namespace) -> int:
     given = sum(1 for where in origin.values() if where.option is None)
     print(f"{test_file.source}: a valid {kind_name} test ({given} fields given, the others at their defaults; "
           f"engine {engine}). Run it: rths-ident run {args.test}")
+    if predict:
+        if not hasattr(kind.module, "build"):
+            raise ParameterError(f"--predict: a {kind_name} test has no virtual twin (a frame test has: lugre-frame, "
+                                 "bw-frame, rc-frame, shear-frame and test files of theirs)")
+        from rths_ident.runner.predict import prediction_lines, predict_test  # noqa: PLC0415
+
+        prediction = predict_test(kind.module, cfg)
+        print("\n".join(prediction_lines(prediction)))
+        return 0 if prediction["verdict"] == "go" else EXIT_TEST_STOPPED
     return 0
 
 
@@ -390,8 +401,11 @@ def add_check_command(subparsers: argparse._SubParsersAction) -> None:
     """Register ``rths-ident check``."""
     parser = subparsers.add_parser("check", help="check a test file without running anything",
                                    description="Check a test file (or a shipped test with options): every field, "
-                                   "the record file, the outputs, the engine — nothing is built or run.",
-                                   usage="rths-ident check TEST [the test's options]")
+                                   "the record file, the outputs, the engine — nothing is built or run. With "
+                                   "--predict, then run the test's virtual twin (nothing moves): predicted J2, "
+                                   "command peak and jump, each interlock's peak against its limit, go / no-go "
+                                   "(exit status 3 for no-go).",
+                                   usage="rths-ident check TEST [--predict] [the test's options]")
     parser.add_argument("test", metavar="TEST", help="FILE.toml, a shipped test, or FILE.h5")
     parser.add_argument("options", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     parser.set_defaults(func=_check)

@@ -120,3 +120,20 @@ def test_bad_limits_are_refused():
     with pytest.raises(ParameterError, match="tracking_window"):
         Interlocks(tracking_window=0.0)
     assert "command stroke 0.1 m" in Interlocks(command_stroke=0.1).describe()
+
+
+def test_peak_usage_is_each_quantitys_peak_over_its_limit():
+    """A ramp of the command at 0.5 m/s to 5 mm, the measurement 1 mm behind it: usages
+    worked out by hand; interlocks that are off are left out."""
+    from rths_ident.hybrid.fast_side.interlocks import peak_usage
+
+    t = np.arange(1, 101) * DT
+    command = np.minimum(0.5 * t, 0.005)
+    measured = command - 0.001
+    usage = peak_usage(Interlocks(command_stroke=0.01, command_velocity=1.0, tracking_error=0.002,
+                                  tracking_window=10 * DT),
+                       {"command": command, "measured": measured, "target": command}, DT)
+    assert set(usage) == {"command_stroke", "command_velocity", "tracking_error"}
+    assert usage["command_stroke"]["usage"] == pytest.approx(0.005 / 0.01)
+    assert usage["command_velocity"]["usage"] == pytest.approx(0.5 / 1.0)
+    assert usage["tracking_error"]["peak"] == pytest.approx(0.001) and usage["tracking_error"]["usage"] == pytest.approx(0.5)

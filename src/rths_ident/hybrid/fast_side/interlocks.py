@@ -43,7 +43,8 @@ import numpy as np
 
 from rths_ident.errors import ParameterError
 
-__all__ = ["Interlocks", "Trip", "InterlockMonitor", "InterlockTripped", "INTERLOCK_NAMES", "physical_bounds"]
+__all__ = ["Interlocks", "Trip", "InterlockMonitor", "InterlockTripped", "INTERLOCK_NAMES", "physical_bounds",
+           "peak_usage"]
 
 #: name -> (what, unit): the interlocks a trip can name
 INTERLOCK_NAMES = {
@@ -350,3 +351,39 @@ class InterlockMonitor:
         if math.isfinite(limit) and seconds > limit:
             return self._trip("deadline", seconds, limit, step, "wall-clock time of the step")
         return None
+
+
+def peak_usage(interlocks: Interlocks, fast_log: dict, dt_sample: float, ns_displacement=None) -> dict:
+    """A whole run's peak of each interlock's quantity against its limit, for the
+    interlocks that are on (a finite limit): ``{name: {"peak", "limit", "unit", "usage"}}``
+    with usage = peak / limit (≥ 1: it trips). ``fast_log``: the run's ``command``,
+    ``measured``, ``target``, ``force`` (any shape, time in order); ``dt_sample`` [s]
+    between samples; ``ns_displacement``: the NS's logged displacements (the NS bound).
+    The quantities are the monitor's (module doc)."""
+    def series(key):
+        return np.asarray(fast_log[key], dtype=float).reshape(-1) if key in fast_log else None
+
+    command, measured, target, force = (series(k) for k in ("command", "measured", "target", "force"))
+    peaks = {}
+    if command is not None:
+        peaks["command_stroke"] = np.abs(command)
+        peaks["command_velocity"] = np.abs(np.diff(command)) / dt_sample
+    if measured is not None:
+        peaks["measured_stroke"] = np.abs(measured)
+        span = max(1, int(round(interlocks.velocity_span / dt_sample)))
+        peaks["measured_velocity"] = np.abs(measured[span:] - measured[:-span]) / (span * dt_sample)
+    if force is not None:
+        peaks["force"] = np.abs(force)
+    if target is not None and measured is not None:
+        n = max(1, int(round(interlocks.tracking_window / dt_sample)))
+        peaks["tracking_error"] = np.convolve(np.abs(target - measured), np.ones(n) / n, "valid")
+    if ns_displacement is not None:
+        peaks["ns_divergence"] = np.abs(np.asarray(ns_displacement, dtype=float).reshape(-1))
+    usage = {}
+    for name, values in peaks.items():
+        limit = float(getattr(interlocks, "ns_displacement" if name == "ns_divergence" else name))
+        if not math.isfinite(limit) or values.size == 0:
+            continue
+        peak = float(np.max(values)) if np.all(np.isfinite(values)) else math.inf
+        usage[name] = {"peak": peak, "limit": limit, "unit": INTERLOCK_NAMES[name][1], "usage": peak / limit}
+    return usage
