@@ -4,7 +4,7 @@ steps (``continuity = 2``, the default): the tables of docs/hybrid/smooth_comman
 
     python docs/scripts/command_smoothness_table.py [--tests lugre-frame,bw-frame,rc-frame]
         [--compensators damb,amb,polynomial,none] [--duration S] [--out smooth.json]
-        [--write docs/hybrid/smooth_commands.md] [--substructures]
+        [--write docs/hybrid/smooth_commands.md] [--substructures] [--from smooth.json]
 
 Each run is the shipped test file with only ``compensation.kind`` and
 ``transition.continuity`` changed, run by the fused engine with the interlocks off (what
@@ -19,7 +19,8 @@ x_m at the fast rate).
 linear and nonlinear; step-wise for OpenSeesPy), before and after, beside seed 000's
 Table 4.8 / 4.10 values.
 
-``--write FILE`` replaces the tables between ``<!-- smooth-TABLE:begin -->`` and
+``--from JSON`` writes the tables of an earlier ``--out`` JSON without running anything
+(its machine line kept). ``--write FILE`` replaces the tables between ``<!-- smooth-TABLE:begin -->`` and
 ``<!-- smooth-TABLE:end -->`` (TABLE = commands, substructures); without it they are printed.
 """
 
@@ -127,9 +128,16 @@ def main() -> None:
     parser.add_argument("--out", default=None, help="JSON of every run")
     parser.add_argument("--write", default=None, help="the markdown page whose tables are replaced")
     parser.add_argument("--substructures", action="store_true", help="rc-frame's J2 per NS (OpenSeesPy: slow)")
+    parser.add_argument("--from", dest="source", default=None, help="the --out JSON of an earlier run: no runs")
     args = parser.parse_args()
+    if args.source:
+        saved = json.loads(Path(args.source).read_text())
+        runs, where = saved["runs"], saved["machine"]
+        write_tables([r for r in runs if "substructure" not in r], [r for r in runs if "substructure" in r], where,
+                     args.write)
+        return
     rows = []
-    for name in args.tests.split(","):
+    for name in filter(None, args.tests.split(",")):
         for compensator in args.compensators.split(","):
             for continuity in (0, 2):
                 rows.append(one_run(name, compensator, continuity, args.duration))
@@ -142,14 +150,20 @@ def main() -> None:
                 row["substructure"] = label
                 sub_rows.append(row)
                 print(json.dumps(row), flush=True)
+    where = machine()
     if args.out:
-        Path(args.out).write_text(json.dumps({"machine": machine(), "runs": rows + sub_rows}, indent=1))
-    tables = {"commands": commands_table(rows) + f"\n\n({machine()}.)"}
+        Path(args.out).write_text(json.dumps({"machine": where, "runs": rows + sub_rows}, indent=1))
+    write_tables(rows, sub_rows, where, args.write)
+
+
+def write_tables(rows: list[dict], sub_rows: list[dict], where: str, page: str | None) -> None:
+    """The tables of ``rows`` (and ``sub_rows``) into ``page`` between their markers, or printed."""
+    tables = {"commands": commands_table(rows) + f"\n\n({where}.)"} if rows else {}
     if sub_rows:
-        tables["substructures"] = substructures_table(sub_rows)
+        tables["substructures"] = substructures_table(sub_rows) + f"\n\n({where}.)"
     for table, body in tables.items():
-        if args.write:
-            write_between(Path(args.write), table, body)
+        if page:
+            write_between(Path(page), table, body)
         else:
             print(body)
 
