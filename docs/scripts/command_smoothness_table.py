@@ -105,7 +105,10 @@ def substructures_table(rows: list[dict]) -> str:
         if 0 not in pair or 2 not in pair:
             continue
         def j2(row):
-            return f"{row['j2_percent']:.3f}" if not row.get("stopped") else f"{row['stopped']} ({row['j2_percent']:.3f} until then)"
+            if not row.get("stopped"):
+                return f"{row['j2_percent']:.3f}"
+            found = re.search(r"stopped: (.*?) in slow step \d+ \(t = ([\d.]+) s\)", row["stopped"])
+            return f"stopped: {found.group(1)} at t = {found.group(2)} s" if found else row["stopped"]
 
         lines.append(f"| {label} | {j2(pair[0])} | {j2(pair[2])} | "
                      f"{THESIS_J2[label]:.4g} | {pair[2]['command_peak_ratio']:.3f} "
