@@ -317,3 +317,26 @@ def test_ns_divergence_trips_on_a_non_finite_target_and_beyond_its_bound():
     logs = run_stepwise(_SpringSite(), LoggingU(), ag,
                         monitor=InterlockMonitor(Interlocks(ns_displacement=1.01 * np.max(np.abs(u))), DT))
     assert logs["ns"]["u"].shape == (20,)
+
+
+def test_a_ctrl_c_that_surfaces_as_a_c_calls_error_is_the_operators_stop():
+    """Ctrl-C landing inside a C call comes back as that call's SystemError with the
+    KeyboardInterrupt as its context: the loop ends it as the operator's stop (the same
+    safe stop, OperatorStopped), not as a fault."""
+    from rths_ident.operator_stop import OperatorStopped  # noqa: PLC0415
+
+    class Interrupted(_SdofNS):
+        calls = 0
+
+        def step(self, feedback, ground_accel):
+            self.calls += 1
+            if self.calls == 4:
+                try:
+                    raise KeyboardInterrupt
+                except KeyboardInterrupt:
+                    raise SystemError("<function> returned a result with an exception set")  # noqa: B904
+            return super().step(feedback, ground_accel)
+
+    with pytest.raises(OperatorStopped) as info:
+        run_stepwise(_SpringSite(), Interrupted(), np.ones(20))
+    assert info.value.slow_index == 3 and "brought to rest" in str(info.value)

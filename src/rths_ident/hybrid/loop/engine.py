@@ -250,6 +250,8 @@ def run_stepwise(site, ns, ground_accel_slow, *, updater: ModelUpdater | None = 
             except LoopAborted:
                 raise
             except Exception as exc:
+                if _interrupted(exc):  # Ctrl-C landed inside a C call, which reported it as its own error
+                    raise KeyboardInterrupt from exc
                 if monitor is not None and in_ns and getattr(exc, "non_finite", False):
                     # a remote NS that sent a non-finite value: its transport refused it, the
                     # NS-divergence interlock is what fired
@@ -261,10 +263,15 @@ def run_stepwise(site, ns, ground_accel_slow, *, updater: ModelUpdater | None = 
                 raise abort(f"failed: {exc}", k, getattr(exc, "advice", None)) from exc
             per_step.append(step_log)
             if monitor is not None:
-                trip = (monitor.check_site_log(reading.log, k)
-                        or monitor.check_estimate(reading.estimate, k, param_names)
-                        or monitor.check_ns(next_target, ns_log, k)
-                        or monitor.check_deadline(time.perf_counter() - step_start, k))
+                try:
+                    trip = (monitor.check_site_log(reading.log, k)
+                            or monitor.check_estimate(reading.estimate, k, param_names)
+                            or monitor.check_ns(next_target, ns_log, k)
+                            or monitor.check_deadline(time.perf_counter() - step_start, k))
+                except Exception as exc:
+                    if _interrupted(exc):
+                        raise KeyboardInterrupt from exc
+                    raise abort(f"failed checking the interlocks: {exc}", k) from exc
                 if trip is not None:
                     raise abort(trip.message(), k, trip=trip)
             if check is not None:
@@ -292,6 +299,19 @@ def run_stepwise(site, ns, ground_accel_slow, *, updater: ModelUpdater | None = 
         if pacer is not None:
             pacer.stop()  # the garbage collector resumes, also after a fault
     return stack_logs(per_step)
+
+
+def _interrupted(exc: BaseException) -> bool:
+    """Whether a Ctrl-C is behind ``exc`` (a :class:`KeyboardInterrupt` raised inside a C
+    call surfaces as that call's own error, e.g. "returned a result with an exception set",
+    with the interrupt as its context)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 def stack_logs(per_step: list) -> dict:
