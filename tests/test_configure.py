@@ -37,7 +37,7 @@ def test_configure_sets_the_small_loop_kernels_before_the_first_computation():
         print(rths_ident.configure(), "xla_cpu_small_while_loop_byte_threshold" in os.environ["XLA_FLAGS"],
               small_loop_kernels.active())
     """)
-    assert out == "{'small_loop_kernels': 'on'} True True"
+    assert out == "{'small_loop_kernels': 'on', 'synchronous_cpu_calls': 'on'} True True"
 
 
 def test_configure_after_a_computation_says_it_is_too_late():
@@ -46,9 +46,10 @@ def test_configure_after_a_computation_says_it_is_too_late():
         import rths_ident
         from rths_ident import small_loop_kernels
         jnp.ones(3).sum().block_until_ready()
-        print(rths_ident.configure()["small_loop_kernels"][:8], small_loop_kernels.active())
+        done = rths_ident.configure()
+        print(done["small_loop_kernels"][:8], done["synchronous_cpu_calls"][:8], small_loop_kernels.active())
     """)
-    assert out == "too late False"
+    assert out == "too late too late False"
 
 
 def test_the_environment_switches_the_kernels_off():
@@ -56,7 +57,21 @@ def test_the_environment_switches_the_kernels_off():
         import rths_ident
         print(rths_ident.configure())
     """, RTHS_IDENT_SMALL_LOOP_BYTES="off")
-    assert out == "{'small_loop_kernels': 'off'}"
+    assert out == "{'small_loop_kernels': 'off', 'synchronous_cpu_calls': 'on'}"
+
+
+def test_compiled_calls_run_on_the_calling_thread_unless_the_environment_says_otherwise():
+    """configure() switches JAX's asynchronous CPU dispatch off (the step-wise loop waits
+    for every call: a hand-off to a worker thread and back is pure latency);
+    RTHS_IDENT_CPU_ASYNC_DISPATCH=on keeps JAX's default."""
+    script = """
+        import rths_ident
+        from jax._src import xla_bridge
+        done = rths_ident.configure()
+        print(done["synchronous_cpu_calls"], xla_bridge._CPU_ENABLE_ASYNC_DISPATCH.value)
+    """
+    assert _python(script) == "on False"
+    assert _python(script, RTHS_IDENT_CPU_ASYNC_DISPATCH="on") == "off True"
 
 
 def test_a_component_refuses_to_build_in_float32():

@@ -9,9 +9,15 @@ float32. Nothing else in the process is changed by the import.
 
 What :func:`configure` does, once, before the process's first JAX computation: asks
 XLA:CPU to compile small loops as single kernels (an ``XLA_FLAGS`` option that every
-JAX program of the process then gets; :mod:`rths_ident.small_loop_kernels`). The hybrid
-loop's fast steps run several times faster with it, with the same numbers up to
-rounding. The command line calls it; call it at the top of a script that runs tests::
+JAX program of the process then gets; :mod:`rths_ident.small_loop_kernels`), and to run
+each compiled call on the thread that calls it (``jax_cpu_enable_async_dispatch`` off).
+The hybrid loop's fast steps run several times faster with the first, with the same
+numbers up to rounding. The second matters to the step-wise loop, which waits for
+every call's result at once: with asynchronous dispatch each call is handed to a worker
+thread and its result handed back, two thread switches per call, and on a loaded machine
+the worker waits for a CPU while the loop waits for the worker (and a paced loop raised
+to real-time priority cannot lend that priority to JAX's workers). The command line
+calls it; call it at the top of a script that runs tests::
 
     import rths_ident
     rths_ident.configure()            # before any JAX computation
@@ -30,25 +36,40 @@ from rths_ident._version import __version__  # noqa: E402
 __all__ = ["__version__", "configure", "load_test", "HybridTest"]
 
 
-def configure(small_loop_kernels: bool = True) -> dict:
+def configure(small_loop_kernels: bool = True, synchronous_cpu_calls: bool = True) -> dict:
     """Set the process-wide options rths_ident runs best with (module doc); returns what
-    was done: ``{"small_loop_kernels": "on" | "off" | "too late: …"}``.
+    was done: ``{"small_loop_kernels": "on" | "off" | "too late: …",
+    "synchronous_cpu_calls": …}``.
 
     ``small_loop_kernels``: XLA:CPU compiles small loops as single kernels
     (``RTHS_IDENT_SMALL_LOOP_BYTES=off`` in the environment keeps XLA's default even
-    when asked). It takes effect only before the first JAX computation of the process:
-    afterwards XLA has read its flags, and this says so instead."""
+    when asked). ``synchronous_cpu_calls``: compiled calls run on the calling thread
+    (``RTHS_IDENT_CPU_ASYNC_DISPATCH=on`` keeps JAX's asynchronous dispatch even when
+    asked). Both take effect only before the first JAX computation of the process:
+    afterwards JAX has made its CPU client, and this says so instead."""
     from jax._src import xla_bridge  # noqa: PLC0415
 
     from rths_ident import small_loop_kernels as kernels  # noqa: PLC0415
 
+    too_late = xla_bridge.backends_are_initialized()
+    late = ("too late: JAX has computed already in this process (call configure() first, before any JAX "
+            "computation)")
+    done = {}
     if not small_loop_kernels:
-        return {"small_loop_kernels": "off"}
-    if xla_bridge.backends_are_initialized() and not kernels.requested_in(_environ()):
-        return {"small_loop_kernels": "too late: JAX has computed already in this process (call configure() "
-                                      "first, before any JAX computation)"}
-    kernels.enable()
-    return {"small_loop_kernels": "on" if kernels.requested_threshold() is not None else "off"}
+        done["small_loop_kernels"] = "off"
+    elif too_late and not kernels.requested_in(_environ()):
+        done["small_loop_kernels"] = late
+    else:
+        kernels.enable()
+        done["small_loop_kernels"] = "on" if kernels.requested_threshold() is not None else "off"
+    if not synchronous_cpu_calls or _environ().get("RTHS_IDENT_CPU_ASYNC_DISPATCH", "").strip().lower() == "on":
+        done["synchronous_cpu_calls"] = "off"
+    elif too_late and xla_bridge._CPU_ENABLE_ASYNC_DISPATCH.value:
+        done["synchronous_cpu_calls"] = late
+    else:
+        _jax.config.update("jax_cpu_enable_async_dispatch", False)
+        done["synchronous_cpu_calls"] = "on"
+    return done
 
 
 def _environ():

@@ -8,11 +8,23 @@ in one compiled call: its per-step logs are written after the call, in chunks of
 ``flush_every`` steps, so a fused run killed mid-call leaves the header and the start
 event only. Ctrl-C is the operator's stop: a ``stop`` event saying so, at the step and
 test time it came (an ``error`` event is a fault).
+
+A paced run must not write files in its loop (an HDF5 flush takes milliseconds, a slow
+step at 1024 Hz 0.98 ms): :meth:`StepRecorder.follow` hands the record to a writer
+thread, which appends the rows the loop has completed in its preallocated logs
+(:class:`~rths_ident.hybrid.loop.step_logs.StepLogs`) every ``interval_s`` — the logs are
+the ring buffer, sized for the whole run, so the loop never waits for the writer. The
+thread runs below the loop (:func:`~rths_ident.hybrid.loop.realtime_host.lower_this_thread`),
+and h5py releases the interpreter lock while it writes. A write that fails on the thread
+(a full disk) is raised by the loop's next per-step call, so the loop stops there as it
+does when it writes itself. A run killed mid-test loses at most the last ``interval_s``
+of steps (plus the writer's own flush policy).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -107,6 +119,57 @@ class StepRecorder:
         self.time_slow = np.asarray(time_slow, dtype=float)
         self.ground_accel = None if ground_accel is None else np.asarray(ground_accel, dtype=float)
         self.progress = progress
+        self._followed = None  # the StepLogs a writer thread follows
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._failure: BaseException | None = None
+
+    def follow(self, logs, interval_s: float = 0.25) -> None:
+        """Write the steps of ``logs`` (a :class:`~rths_ident.hybrid.loop.step_logs.StepLogs`
+        the engine fills) from a thread, every ``interval_s`` (module doc); the per-step
+        call then only reports progress. :meth:`stop_following` writes the rest."""
+        from rths_ident.hybrid.loop.realtime_host import lower_this_thread  # noqa: PLC0415
+
+        self._followed = logs
+        self._stop.clear()
+
+        def write_rows():
+            lower_this_thread()
+            try:
+                while not self._stop.wait(interval_s):
+                    self._write_followed()
+            except BaseException as error:  # noqa: BLE001 - reported by stop_following
+                self._failure = error
+
+        self._thread = threading.Thread(target=write_rows, name="test-record-writer", daemon=True)
+        self._thread.start()
+
+    def stop_following(self, raise_failure: bool = True) -> None:
+        """Stop the writer thread and write the steps it has not written (idempotent);
+        a failed write is raised (``raise_failure=False``: kept in ``writer.failure``
+        only, for code that reports another error)."""
+        if self._thread is not None:
+            self._stop.set()
+            self._thread.join()
+            self._thread = None
+        if self._followed is not None:
+            followed, self._followed = self._followed, None
+            if self._failure is None and self.writer.failure is None:
+                try:
+                    self._write_logs(followed)
+                except Exception as error:  # noqa: BLE001 - raised below
+                    self._failure = error
+        failure, self._failure = self._failure, None
+        if failure is not None and raise_failure:
+            raise failure
+
+    def _write_followed(self) -> None:
+        self._write_logs(self._followed)
+
+    def _write_logs(self, logs) -> None:
+        first, n = self.writer.steps, logs.count
+        if n > first:
+            self.writer.extend({**self._inputs(slice(first, n)), **_slice(logs.columns, first, n)})
 
     def start(self, engine: str) -> None:
         how = ("the whole record in one compiled call; steps written after it" if engine == "fused"
@@ -124,8 +187,11 @@ class StepRecorder:
             inputs["ground_accel"] = self.ground_accel[steps]
         return inputs
 
-    def __call__(self, k: int, step_log: dict) -> None:
-        self.writer.append({**self._inputs(k), **step_log})
+    def __call__(self, k: int, step_log) -> None:
+        if self._followed is None:
+            self.writer.append({**self._inputs(k), **step_log})
+        elif self._failure is not None:  # the writer thread's write failed: the loop stops here
+            raise self._failure
         if self.progress is not None:
             self.progress(k, step_log)
 
@@ -146,6 +212,7 @@ class StepRecorder:
         steps, then the error (the stop) at the failing step. When the record itself
         could not be written (a full disk stopped the loop), the error only, if the
         writer can still write it."""
+        self.stop_following(raise_failure=False)
         if self.writer.failure is None:
             self.record_all(exc.logs)
         k = int(exc.slow_index)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["hybrid_test_report", "parameter_lines", "mass_text"]
+__all__ = ["hybrid_test_report", "realtime_lines", "parameter_lines", "mass_text"]
 
 
 def hybrid_test_report(result: dict) -> str:
@@ -36,15 +36,29 @@ def hybrid_test_report(result: dict) -> str:
     lines.append(f"  wall {result['wall_s']:.2f} s → {result['realtime_factor']:.1f}× real time "
                  f"(total with set-up, compile and comparison runs {result['total_wall_s']:.1f} s)")
     if "realtime" in result:
-        rt = result["realtime"]
-        lat, ns = rt["latency_ms"], rt["ns_step_ms"]
-        lines.append(
-            f"  paced at {rt['slow_step_ms']:g} ms per slow step: missed deadlines {rt['missed_deadlines']} "
-            f"({rt['missed_after_startup']} after the {rt['startup_steps']}-step start-up, longest run "
-            f"{rt['longest_missed_run']}), late targets (> 0.6 Δt) {rt['late_targets']}")
-        lines.append(f"  latency per slow step p50 {lat['p50']:.3f} / p99 {lat['p99']:.3f} / max {lat['max']:.3f} ms"
-                     f"; numerical substructure p50 {ns['p50']:.3f} / p99 {ns['p99']:.3f} / max {ns['max']:.3f} ms")
+        lines += realtime_lines(result["realtime"])
     return "\n".join(lines)
+
+
+def realtime_lines(rt: dict) -> list[str]:
+    """The pacing statistics of a paced run (``result["realtime"]``)."""
+    def ms(figures: dict | None) -> str:
+        if not figures or figures.get("p50") is None:
+            return "—"
+        return (f"p50 {figures['p50']:.3f} / p99 {figures['p99']:.3f} / p99.9 {figures['p99.9']:.3f} / "
+                f"max {figures['max']:.3f} ms")
+
+    lines = [f"  paced at {rt['slow_step_ms']:g} ms per slow step: missed deadlines {rt['missed_deadlines']} "
+             f"({rt['missed_after_startup']} after the {rt['startup_steps']}-step start-up, longest run "
+             f"{rt['longest_missed_run']}), late targets (> 0.6 Δt) {rt['late_targets']}",
+             f"  latency per slow step {ms(rt['latency_ms'])}",
+             f"    site {ms(rt.get('site_step_ms'))}; numerical substructure {ms(rt['ns_step_ms'])}; "
+             f"loop's own {ms(rt.get('loop_own_ms'))}"]
+    shares = rt.get("latency_share") or {}
+    if shares:
+        lines.append("    shares of the latency: " + ", ".join(
+            f"{name} {100 * value:.0f} %" for name, value in shares.items() if value is not None))
+    return lines
 
 
 def parameter_lines(result: dict) -> list[str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import dataclasses
 import time as _time
 from typing import Callable, NamedTuple
 
@@ -28,12 +29,16 @@ from rths_ident.hybrid.loop.assembled import (
     virtual_site,
 )
 from rths_ident.hybrid.loop.realtime import RealTimePacer
+from rths_ident.hybrid.loop.realtime_host import HostSettings, RealTimeHost, measure_jitter, spin_tail
+from rths_ident.runner.events import Note
 from rths_ident.runner.options import RunOptions
 from rths_ident.runner.events import TestStarted
 from rths_ident.runner.recording import StepRecorder, open_run_record
 from rths_ident.runner.watch_info import describe_run
 
 COMPARISON_VARIANTS = ("none", "oracle")
+#: seconds of empty windows the host's jitter is measured over before a paced run
+JITTER_CALIBRATION_S = 1.0
 
 
 class VariantResult(NamedTuple):
@@ -171,10 +176,27 @@ def run_scenario(cfg, build: Callable[..., HybridTest], options: RunOptions = Ru
                                                                test_file=options.test_file)
     with record if record is not None else contextlib.nullcontext():
         out = _run_variants(cfg, test, engine, options.compare, progress, describe, record, start_all, realtime,
-                            clock, watch=(options.events, options.stop, model_force))
+                            clock, watch=(options.events, options.stop, model_force),
+                            note=lambda text: options.stream.emit(Note(text)))
         if record is not None:
             record.finish({k: v for k, v in out.items() if k != "_arrays"})
     return out
+
+
+def calibrated_pacer(cfg, host: HostSettings, note: Callable[[str], None] | None = None) -> RealTimePacer:
+    """The pacer of a paced run at ``cfg.slow_rate`` (``cfg.pad_seconds`` of start-up),
+    after a second of the host's jitter measured in the settings the run gets
+    (:func:`~rths_ident.hybrid.loop.realtime_host.measure_jitter`, told to ``note``): its
+    busy-wait tail is the measured sleep overshoot
+    (:func:`~rths_ident.hybrid.loop.realtime_host.spin_tail`)."""
+    dt = 1.0 / cfg.slow_rate
+    jitter = measure_jitter(dt, seconds=JITTER_CALIBRATION_S)
+    spin = spin_tail(jitter)
+    if note is not None:
+        note(f"real time: {host.describe()}")
+        note(f"  {jitter.describe()}; busy-wait tail {1e6 * spin:.0f} µs")
+    figures = {"settings": dataclasses.asdict(host), "jitter": jitter.as_dict(), "spin_tail_us": 1e6 * spin}
+    return RealTimePacer(dt, startup_steps=int(round(cfg.pad_seconds * cfg.slow_rate)), spin_s=spin, host=figures)
 
 
 def _variant(cfg, mode: str) -> str:
@@ -193,7 +215,7 @@ def _compile_loop(test: HybridTest, engine: str) -> None:
 
 def _run_variants(cfg, test: HybridTest, engine: str, compare: bool, progress, describe, record,
                   start_all: float, realtime: bool = False, clock: PhaseClock | None = None,
-                  watch: tuple = (None, None, None)) -> dict:
+                  watch: tuple = (None, None, None), note: Callable[[str], None] | None = None) -> dict:
     clock = PhaseClock() if clock is None else clock
     events, stop, model_force = watch
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as background:
@@ -218,18 +240,19 @@ def _run_variants(cfg, test: HybridTest, engine: str, compare: bool, progress, d
     for mode in order[:1] if side_by_side else order:
         variant = _variant(cfg, mode)
         main_run = mode == cfg.updating
-        if realtime and main_run:
-            pacer = RealTimePacer(1.0 / cfg.slow_rate, startup_steps=int(round(cfg.pad_seconds * cfg.slow_rate)))
         recorder = (StepRecorder(record, test.time_slow, progress, test.ground_accel)
                     if main_run and record is not None else None)
         site = test.make_site() if main_run and test.make_site is not None else None
-        if main_run and events is not None:
-            info = describe_run(test, cfg, engine, variant, pacer is not None, reference_response)
-            events.emit(TestStarted(test.name, info, {"pacer": pacer, "model_force": model_force}))
-        logs, wall = run_loop(test, engine, variant=variant, progress=progress if main_run else None,
-                              pacer=pacer if main_run else None, recorder=recorder, site=site,
-                              stop=stop if main_run else None,
-                              interlocks=main_run)  # the interlocks guard the configured run, not the comparisons
+        with RealTimeHost(enabled=realtime and main_run) as host:
+            if realtime and main_run:
+                pacer = calibrated_pacer(cfg, host, note)
+            if main_run and events is not None:
+                info = describe_run(test, cfg, engine, variant, pacer is not None, reference_response)
+                events.emit(TestStarted(test.name, info, {"pacer": pacer, "model_force": model_force}))
+            logs, wall = run_loop(test, engine, variant=variant, progress=progress if main_run else None,
+                                  pacer=pacer if main_run else None, recorder=recorder, site=site,
+                                  stop=stop if main_run else None,
+                                  interlocks=main_run)  # the interlocks guard the configured run, not the comparisons
         clock.lap(f"running {mode}")
         results[mode] = VariantResult(mode, None, logs, wall)
     if side_by_side:

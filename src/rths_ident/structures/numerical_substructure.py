@@ -12,12 +12,11 @@ from __future__ import annotations
 
 from typing import Any, Callable, NamedTuple
 
-import functools
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from rths_ident.packed_calls import PackedProgram
 from rths_ident.protocols import NumericalSubstructure
 from rths_ident.registry import Registry
 
@@ -47,15 +46,15 @@ def native_ns_step(integrator, interface_dofs, response: Callable | None = None)
     return ns_step
 
 
-@functools.lru_cache(maxsize=64)
-def _compiled_step(ns_step: Callable, dt: float):
-    # one jitted function per (step, Δt_n): a new substructure object does not retrace
-    return jax.jit(lambda p, s, f, ag: ns_step(p, s, f, ag, dt))
+def _packed_step(step: Callable, n_interface: int, dt: float) -> Callable:
+    """``(params, state, inputs) -> (state, {target, log})`` with ``inputs`` = the
+    feedback (n,) then ẍ_g: the shape :class:`~rths_ident.packed_calls.PackedProgram` calls."""
 
+    def packed_step(params, state, inputs):
+        state, target, log = step(params, state, inputs[:n_interface], inputs[n_interface], dt)
+        return state, {"target": target, "log": log}
 
-@functools.lru_cache(maxsize=64)
-def _compiled_apply(apply_estimate: Callable):
-    return jax.jit(apply_estimate)
+    return packed_step
 
 
 class NativeSubstructure:
@@ -71,37 +70,74 @@ class NativeSubstructure:
     ns_step : the pure step (default :func:`native_ns_step`); scenarios pass the one
         their fused engine compiles so both engines run the same function.
     state : initial integrator state (default ``integrator.init(params, dt)``).
+
+    The step is one :class:`~rths_ident.packed_calls.PackedProgram` call (compiled once
+    per step function, Δt_n and shapes, in this process): the parameters and the state
+    stay on the device as byte vectors, the feedback and ẍ_g go in as one float64
+    vector, and the next target and the log come back as one byte vector that
+    :meth:`step` returns views of. An accepted estimate enters the packed parameters in
+    one compiled call too.
     """
 
     def __init__(self, integrator, params, interface_dofs, dt: float, apply_estimate: Callable | None = None,
                  ns_step: Callable | None = None, state: Any = None):
         self.integrator = integrator
-        self.params = params
         self.dt = float(dt)
         self.interface_dofs = tuple(int(i) for i in np.atleast_1d(interface_dofs))
         self.n_interface = len(self.interface_dofs)
         step = ns_step if ns_step is not None else native_ns_step(integrator, self.interface_dofs)
-        self._step = _compiled_step(step, self.dt)
-        self._apply = None if apply_estimate is None else _compiled_apply(apply_estimate)
         state = integrator.init(params, self.dt) if state is None else state
-        # explicit dtypes (no weak types): the jitted step is traced once, not again on its own output
-        self.state = jax.tree_util.tree_map(lambda x: jnp.asarray(x, dtype=jnp.asarray(x).dtype), state)
-        # compile now (result discarded), not in the first slow step of a run
-        self._step(self.params, self.state, jnp.zeros(self.n_interface), jnp.asarray(0.0))
+        # explicit dtypes (no weak types), as a jitted step returns them
+        state = jax.tree_util.tree_map(lambda x: jnp.asarray(x, dtype=jnp.asarray(x).dtype), state)
+        # compiled now (cached per step, Δt_n and shapes), not in the first slow step of a run
+        self._program = PackedProgram(_packed_step(step, self.n_interface, self.dt), params, state,
+                                      self.n_interface + 1, cache_key=("native-ns", step, self.dt))
+        self._inputs = self._program.inputs
+        self._apply_estimate, self._apply, self._apply_size = apply_estimate, None, None
+
+    @property
+    def params(self):
+        """The NS parameters now (NumPy copies; the hook's accepted estimates included)."""
+        return self._program.constants
+
+    @property
+    def state(self):
+        """The integrator's state now (NumPy copies)."""
+        return self._program.carry
 
     def initial_target(self) -> np.ndarray:
         u = self.integrator.predicted_displacement(self.params, self.state, self.dt)
         return np.asarray(u)[list(self.interface_dofs)]
 
     def step(self, feedback, ground_accel):
-        feedback = jnp.asarray(np.reshape(np.asarray(feedback, dtype=float), (self.n_interface,)))
-        self.state, target, log = self._step(self.params, self.state, feedback, jnp.asarray(ground_accel, float))
-        return jax.device_get((target, log))
+        """One slow step (protocol); returns the next target (n,) and the log (views of
+        the call's result, one buffer per step)."""
+        inputs, n = self._inputs, self.n_interface
+        if n == 1:
+            inputs[0] = feedback[0] if np.ndim(feedback) else feedback
+        else:
+            inputs[:n] = np.reshape(feedback, (n,))
+        inputs[n] = ground_accel
+        out = self._program()
+        return out["target"], out["log"]
+
+    def prepare_parameters(self, n_values: int) -> None:
+        """Compile how an estimate of ``n_values`` parameters enters (the step-wise engine
+        calls this before a run, so the first update does not compile mid-test; nothing
+        to do when this NS cannot be updated)."""
+        if self._apply_estimate is None:
+            return
+        if self._apply is None or self._apply_size != int(n_values):
+            self._apply_size = int(n_values)
+            self._apply = self._program.constants_update(self._apply_estimate, self._apply_size,
+                                                         cache_key=("native-ns-apply", self._apply_estimate))
 
     def apply_parameters(self, estimate) -> None:
-        if self._apply is None:
+        if self._apply_estimate is None:
             raise TypeError("this native substructure was built without apply_estimate: it cannot be updated")
-        self.params = self._apply(self.params, jnp.asarray(estimate, dtype=float))
+        if self._apply is None or self._apply_size != np.size(estimate):
+            self.prepare_parameters(np.size(estimate))
+        self._apply(estimate)
 
     def close(self) -> None:
         pass

@@ -6,6 +6,9 @@ transition and the compensator (:mod:`rths_ident.hybrid.fast_side.virtual_safe_s
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -18,8 +21,32 @@ from rths_ident.hybrid.fast_side.fast_chunk import (
     make_identify,
 )
 from rths_ident.hybrid.fast_side.virtual_safe_stop import command_profile, make_command_chunk
-from rths_ident.protocols import SiteReading
+from rths_ident.packed_calls import PackedProgram
+from rths_ident.protocols import Estimate, SiteReading
 from rths_ident.typed_leaves import canonical_state
+
+
+def _site_step(side: FastSide):
+    """``(fast params, fast state, inputs) -> (fast state, {log, force, estimate})``: the
+    fast chunk towards ``inputs[0]`` (the target [m]), then the identifier's estimate.
+    ``inputs[1]`` is the fast tick the target arrived at (a paced run measures it), or
+    −1 for the transition's configured arrival; a transition without an arrival (DDMRT)
+    ignores it."""
+    chunk, identify = make_fast_chunk(side), make_identify(side)
+    configured = getattr(side.transition.params, "arrival_tick", None)
+
+    def site_step(fp, fs, inputs):
+        arrival = None
+        if configured is not None:
+            arrival = jnp.where(inputs[1] < 0, configured, inputs[1]).astype(jnp.int32)
+        fs, log, force = chunk(fp, fs, inputs[:1], arrival)
+        estimate = identify(fp, fs)
+        return fs, {"log": log, "force": force,
+                    "estimate": {"theta": estimate.theta, "relative_std": estimate.relative_std,
+                                 "converged": estimate.converged,
+                                 "covariance_ok": jnp.asarray(estimate.covariance_ok, dtype=bool)}}
+
+    return site_step
 
 
 class VirtualSite:
@@ -29,24 +56,44 @@ class VirtualSite:
     ``state`` is the fast side's state, kept here between steps; ``params`` its
     parameters (default :func:`fast_params`). The chunk is :func:`make_fast_chunk`'s,
     the one the fused engine compiles too.
+
+    The call is a :class:`~rths_ident.packed_calls.PackedProgram`: the parameters and
+    the state stay on the device as one byte vector each (the state's updated in place),
+    the target (and, when paced, its arrival tick) goes in as one float64 vector, and the
+    log, the force and the estimate come back as one byte vector that the reading views
+    by name without copying (:attr:`log_dtype`, a NumPy structured dtype): the call
+    crosses three arguments and two results instead of the trees' ~90 leaves.
     """
 
     n_interface = 1
 
     def __init__(self, side: FastSide, seed: int = 123, params: dict | None = None, state: Any = None):
-        chunk, identify = make_fast_chunk(side), make_identify(side)
-
-        def site_step(fp, fs, target):
-            fs, log, force = chunk(fp, fs, target)
-            return fs, log, force, identify(fp, fs)
-
         # compiled ahead of time (shapes are fixed): the first slow step of a run does not
         # pay for the compilation, and a paced test never misses its first deadline
         self.side = side
-        self.params = fast_params(side) if params is None else params
-        self.state = canonical_state(initial_fast_state(side, seed) if state is None else state)
-        target = jnp.zeros(self.n_interface)
-        self._step = jax.jit(site_step).lower(self.params, self.state, target).compile()
+        params = fast_params(side) if params is None else params
+        state = canonical_state(initial_fast_state(side, seed) if state is None else state)
+        self._program = PackedProgram(_site_step(side), params, state, self.n_interface + 1)
+        self._attach(self._program)
+
+    def _attach(self, program: PackedProgram) -> None:
+        """Use ``program`` (and its input vector)."""
+        self._program, self._inputs = program, program.inputs
+        self._inputs[self.n_interface] = -1.0
+        self._last_log = None  # the last step's log (its last command is where a safe stop starts)
+    @property
+    def params(self) -> dict:
+        """The fast side's parameters (NumPy copies of what the compiled call uses)."""
+        return self._program.constants
+
+    @property
+    def state(self) -> dict:
+        """The fast side's state now (NumPy copies); assigning one restarts from it."""
+        return self._program.carry
+
+    @state.setter
+    def state(self, state) -> None:
+        self._program.carry = canonical_state(state)
 
     @property
     def uses_arrival(self) -> bool:
@@ -54,43 +101,36 @@ class VirtualSite:
         predictor–corrector: it predicts until then, and slows down after 0.6·Δt)."""
         return hasattr(self.side.transition.params, "arrival_tick")
 
-    def prepare_realtime(self) -> None:
-        """Compile the step that takes the measured arrival time (a paced run calls this
-        before its clock starts)."""
-        if self.uses_arrival and getattr(self, "_step_arrival", None) is None:
-            chunk, identify = make_fast_chunk(self.side), make_identify(self.side)
-
-            def site_step(fp, fs, target, arrival_tick):
-                fs, log, force = chunk(fp, fs, target, arrival_tick)
-                return fs, log, force, identify(fp, fs)
-
-            target = jnp.zeros(self.n_interface)
-            self._step_arrival = jax.jit(site_step).lower(self.params, self.state, target,
-                                                          jnp.asarray(0, dtype=jnp.int32)).compile()
-
     def restarted(self, state) -> "VirtualSite":
         """A site at ``state`` sharing this one's compiled step (no recompilation)."""
         site = object.__new__(VirtualSite)
         site.__dict__.update(self.__dict__)
-        site.state = canonical_state(state)
+        site._attach(self._program.with_carry(canonical_state(state)))
         return site
 
     def step(self, target, arrival_s: float | None = None) -> SiteReading:
         """One slow step towards ``target`` [m]. ``arrival_s``: in a paced run, when the
         target arrived after the step's window opened [s] (the NS's time); a
         predictor–corrector then predicts until that fast tick (and slows down after
-        0.6·Δt) instead of its configured arrival."""
-        target = jnp.asarray(np.reshape(np.asarray(target, dtype=float), (self.n_interface,)))
-        if arrival_s is not None and self.uses_arrival:
-            self.prepare_realtime()
-            tick = int(min(max(np.ceil(arrival_s * self.side.fast_rate - 1e-9), 0), self.side.ratio - 1))
-            self.state, log, force, estimate = self._step_arrival(self.params, self.state, target,
-                                                                  jnp.asarray(tick, dtype=jnp.int32))
+        0.6·Δt) instead of its configured arrival. The reading's arrays are views of the
+        call's result (one buffer per step)."""
+        inputs = self._inputs
+        inputs[0] = target[0] if np.ndim(target) else target
+        if arrival_s is None:
+            inputs[1] = -1.0
         else:
-            self.state, log, force, estimate = self._step(self.params, self.state, target)
-        log, force = jax.device_get((log, force))  # one transfer for every leaf
-        self.last_command = float(log["command"][-1])
-        return SiteReading(displacement=log["measured"][-1:], force=force, log=log, estimate=estimate)
+            inputs[1] = min(max(math.ceil(arrival_s * self.side.fast_rate - 1e-9), 0), self.side.ratio - 1)
+        out = self._program()
+        log = self._last_log = out["log"]
+        estimate = out["estimate"]
+        return SiteReading(log["measured"][-1:], out["force"], log,
+                           Estimate(estimate["theta"], estimate["relative_std"], estimate["converged"],
+                                    estimate["covariance_ok"]))
+
+    @property
+    def last_command(self) -> float:
+        """The actuator command at the end of the last slow step [m] (0 before any)."""
+        return 0.0 if self._last_log is None else float(self._last_log["command"][-1])
 
     def safe_stop(self, last_target, dt_slow: float, policy) -> dict:
         """Hold the actuator's last command, then ramp it to zero, bypassing the rate
@@ -98,11 +138,13 @@ class VirtualSite:
         compiled when first needed). Returns the logs stacked per slow step."""
 
         chunk = jax.jit(make_command_chunk(self.side))
-        last = getattr(self, "last_command", 0.0)  # nothing commanded yet: at rest already
+        last = self.last_command  # nothing commanded yet: at rest already
+        params, state = self.params, self.state
         per_step = []
         for commands in command_profile(last, self.side.ratio, self.side.ratio / self.side.fast_rate, policy):
-            self.state, log = chunk(self.params, self.state, jnp.asarray(commands))
+            state, log = chunk(params, state, jnp.asarray(commands))
             per_step.append(jax.device_get(log))
+        self.state = state
         return jax.tree_util.tree_map(lambda *xs: np.stack(xs), *per_step)
 
     def close(self) -> None:

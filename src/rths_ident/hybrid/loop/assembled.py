@@ -43,6 +43,7 @@ from rths_ident.hybrid.loop.engine import (
 )
 from rths_ident.hybrid.fast_side.interlocks import InterlockMonitor, Interlocks
 from rths_ident.hybrid.loop.model_updating import UpdateGuards, hook_decide, hook_init
+from rths_ident.hybrid.loop.step_logs import StepLogs
 from rths_ident.hybrid.fast_side.fast_chunk import (
     FastSide,
     fast_params,
@@ -244,9 +245,10 @@ def _limit_check(slow_rate: float):
     whose estimate is no longer finite (it diverged: nothing it says can be trusted, and a
     test that goes on without it is another test)."""
     def check(log, k):
-        code = int(np.max(log["fast"]["limit"]))
-        if code:
-            return f"actuator limit exceeded (code {code}) in slow step {k} (t = {(k + 1) / slow_rate:.3f} s)"
+        limit = log["fast"]["limit"]
+        if limit.any():
+            return (f"actuator limit exceeded (code {int(np.max(limit))}) in slow step {k} "
+                    f"(t = {(k + 1) / slow_rate:.3f} s)")
         estimate = log.get("update", {}).get("estimate")
         if estimate is not None and not np.all(np.isfinite(estimate)):
             values = ", ".join(f"{v:.6g}" for v in np.ravel(estimate))
@@ -305,9 +307,13 @@ def run_loop(test: HybridTest, engine: str = "fused", variant: str = "updating",
     clock.
 
     ``recorder``: what feeds the test record (:class:`rths_ident.runner.recording.StepRecorder`):
-    ``start(engine)``, then every slow step as it completes (step-wise: ``recorder(k,
-    step_log)``, which also reports progress) or after the compiled call (fused:
-    ``record_all(logs)``), and, when the loop aborts, ``record_aborted(error)``.
+    ``start(engine)``, then (step-wise) ``recorder(k, step_log)`` after every step, which
+    appends it and reports progress — paced, ``follow(logs)`` first: a thread of the
+    recorder's own writes the steps from the loop's preallocated logs, the per-step call
+    only reports progress (and a failed write), and ``stop_following()`` writes the rest
+    when the loop ends;
+    (fused) ``record_all(logs)`` after the compiled call; and, when the loop aborts,
+    ``record_aborted(error)``.
 
     ``interlocks``: check the test's interlocks (:mod:`rths_ident.hybrid.fast_side.interlocks`).
     Step-wise, the first that trips brings the specimen to rest and raises
@@ -357,25 +363,33 @@ def run_loop(test: HybridTest, engine: str = "fused", variant: str = "updating",
     updater = ModelUpdater(_hook(test), (hook_init(values), guards), example)
     site = virtual_site(test) if site is None else site
     ns = test.make_ns(variant) if ns is None else ns
+    logs = StepLogs(len(test.ground_accel))
     if recorder is not None:
         recorder.start(engine)
+        if pacer is not None:
+            recorder.follow(logs)  # paced: written from a thread as the steps complete
     start = _time.perf_counter()
     try:
         logs = run_stepwise(site, ns, np.asarray(test.ground_accel), updater=updater,
                             check=_limit_check(test.slow_rate), on_step=progress if recorder is None else recorder,
                             pacer=pacer, stop=stop, monitor=interlock_monitor(test) if interlocks else None,
-                            param_names=tuple(test.param_names))
+                            param_names=tuple(test.param_names), logs=logs)
+        wall = _time.perf_counter() - start
+        if recorder is not None:
+            recorder.stop_following()  # the steps the writer thread has not written yet
     except (LoopAborted, OperatorStopped) as aborted:
         if recorder is not None:
             recorder.record_aborted(aborted)
         _close_quietly(ns, site)  # a peer that is gone must not hide why the test stopped
         raise
     except BaseException:
+        if recorder is not None:
+            recorder.stop_following(raise_failure=False)
         _close_quietly(ns, site)
         raise
     ns.close()
     site.close()
-    return logs, _time.perf_counter() - start
+    return logs, wall
 
 
 def _close_quietly(*parts) -> None:

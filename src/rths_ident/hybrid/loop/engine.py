@@ -48,9 +48,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from rths_ident.typed_leaves import canonical_state
 from rths_ident.operator_stop import OperatorStopped, operator_stop_text
 from rths_ident.hybrid.loop.safe_stop import SafeStop, bring_to_rest
+from rths_ident.hybrid.loop.step_logs import StepLogs
+from rths_ident.packed_calls import PackedProgram
+from rths_ident.protocols import Estimate
+from rths_ident.typed_leaves import canonical_state
 
 
 class SlowStepFunctions(NamedTuple):
@@ -125,28 +128,62 @@ def make_fused_runner(functions: SlowStepFunctions):
 
 
 class ModelUpdater:
-    """The model-updating hook as the step-wise engine runs it: the guards compiled once,
-    their state kept here. ``hook(hook_state, estimate, k) -> (hook_state, applied)``;
-    given ``example_estimate`` (an :class:`~rths_ident.estimators.online_identifier.Estimate`
-    of the identifier's shapes) it is compiled ahead of time."""
+    """The model-updating hook as the step-wise engine runs it: the guards compiled once
+    (a :class:`~rths_ident.packed_calls.PackedProgram`: the hook's state stays on the
+    device, the estimate and the slow step go in as one vector), their state kept here.
+    ``hook(hook_state, estimate, k) -> (hook_state, applied)``; given ``example_estimate``
+    (an :class:`~rths_ident.protocols.Estimate` of the identifier's shapes) it is
+    compiled now, else at the first step. :attr:`log` is the last step's update log
+    (``applied``, ``estimate``, ``relative_std``, ``converged``, ``covariance_ok``:
+    views of that step's result)."""
 
     def __init__(self, hook: Callable, hook_state, example_estimate=None):
-        self.state = canonical_state(hook_state)
-        self._hook = jax.jit(hook)
+        self._hook = hook
+        self._initial = canonical_state(hook_state)
+        self._program = None
+        self.n_params = None  # length of θ̂ (known once compiled)
         if example_estimate is not None:  # compiled now, not in the first (maybe paced) step
-            estimate = canonical_state(example_estimate)
-            self._hook = self._hook.lower(self.state, estimate, jnp.asarray(0)).compile()
+            self._build(int(np.size(example_estimate.theta)))
+
+    def _build(self, n_params: int) -> None:
+        hook, p = self._hook, n_params
+
+        def decide(_, hook_state, inputs):
+            estimate = Estimate(inputs[:p], inputs[p:2 * p], inputs[2 * p] != 0, inputs[2 * p + 1] != 0)
+            hook_state, applied = hook(hook_state, estimate, inputs[2 * p + 2].astype(jnp.int64))
+            return hook_state, update_log(estimate, applied)
+
+        # inputs: θ̂ (p), relative std (p), converged, covariance_ok, the slow step
+        self._program = PackedProgram(decide, (), self._initial, 2 * p + 3)
+        self.n_params = p
+        self._inputs = self._program.inputs
+        self.log = None
+
+    @property
+    def state(self):
+        """The hook's state now (NumPy copies)."""
+        return self._initial if self._program is None else self._program.carry
 
     def step(self, estimate, slow_index: int) -> bool:
-        self.state, applied = self._hook(self.state, estimate, jnp.asarray(slow_index))
-        return bool(applied)
+        theta = estimate.theta
+        if self._program is None:
+            self._build(int(np.size(theta)))
+        inputs, p = self._inputs, self.n_params
+        if p:
+            inputs[:p] = theta
+            inputs[p:2 * p] = estimate.relative_std
+        inputs[2 * p] = estimate.converged
+        inputs[2 * p + 1] = getattr(estimate, "covariance_ok", True)
+        inputs[2 * p + 2] = slow_index
+        self.log = self._program()
+        return bool(self.log["applied"])
 
 
 def run_stepwise(site, ns, ground_accel_slow, *, updater: ModelUpdater | None = None,
-                 check: Callable[[dict, int], str | None] | None = None,
-                 on_step: Callable[[int, dict], None] | None = None,
+                 check: Callable[[Any, int], str | None] | None = None,
+                 on_step: Callable[[int, Any], None] | None = None,
                  pacer=None, safe_stop: SafeStop | None = SafeStop(), stop=None, monitor=None,
-                 param_names: tuple = ()):
+                 param_names: tuple = (), logs: StepLogs | None = None):
     """Run slow step by slow step from Python: ``site`` (a
     :class:`~rths_ident.protocols.Site`) and ``ns`` (a
     :class:`~rths_ident.structures.numerical_substructure.NumericalSubstructure`).
@@ -156,12 +193,21 @@ def run_stepwise(site, ns, ground_accel_slow, *, updater: ModelUpdater | None = 
     ``check(step_log, k)`` may return a message to abort (e.g. an actuator limit flag);
     the logs up to and including step ``k`` are then attached to :class:`LoopAborted`, as
     they are when the site or the NS raises. ``on_step(k, step_log)`` is called after
-    every step (progress bars, records). Returns the logs stacked like
-    :func:`run_fused`'s (``{"fast", "ns", "update"}``).
+    every step (progress bars, records). ``step_log`` is the step's row of the logs
+    (:class:`~rths_ident.hybrid.loop.step_logs.StepRow`: a nested mapping,
+    ``step_log["fast"]["limit"]``). Returns the logs stacked like :func:`run_fused`'s
+    (``{"fast", "ns", "update"}``).
+
+    The hot path allocates nothing of its own: each step's logs are copied into
+    preallocated columns (:class:`~rths_ident.hybrid.loop.step_logs.StepLogs`; pass
+    ``logs`` to follow them as they fill, e.g. a test record written from another
+    thread: ``logs.count`` rows are complete), the site's and the substructure's results
+    are read where they lie (the virtual site and the native substructure return views
+    of their output buffers).
 
     ``pacer`` (a :class:`~rths_ident.hybrid.loop.realtime.RealTimePacer`) holds each step to
-    its wall-clock window and times the NS's share; a site whose ``step`` takes
-    ``arrival_s`` is told when each target arrived (the previous NS step's time: a
+    its wall-clock window and times the site's and the NS's shares; a site whose ``step``
+    takes ``arrival_s`` is told when each target arrived (the previous NS step's time: a
     predictor–corrector predicts until then and slows down after 0.6·Δt), and its
     ``prepare_realtime()``, if any, runs before the clock starts. When a step fails, ``safe_stop``
     (:class:`~rths_ident.hybrid.loop.safe_stop.SafeStop`; None: leave the site as it is)
@@ -189,8 +235,9 @@ def run_stepwise(site, ns, ground_accel_slow, *, updater: ModelUpdater | None = 
     wall-clock time — and the first that trips stops the test through the same safe stop
     (:attr:`LoopAborted.trip` says which, its value and limit, the step and the time).
     """
-    per_step: list = []
-    ground_accel_slow = np.asarray(ground_accel_slow)
+    ground_accel_slow = np.asarray(ground_accel_slow, dtype=float)
+    n_steps = ground_accel_slow.shape[0]
+    logs = StepLogs(n_steps) if logs is None else logs
     dt = float(getattr(ns, "dt", np.nan))
     target = ns.initial_target()
 
@@ -204,49 +251,54 @@ def run_stepwise(site, ns, ground_accel_slow, *, updater: ModelUpdater | None = 
     def abort(message: str, k: int, advice: str | None = None, trip=None):
         where = f"slow step {k}" + (f" (t = {(k + 1) * dt:.3f} s)" if np.isfinite(dt) else "")
         stopped = to_rest()
-        kept = f"the {len(per_step)} completed slow steps are kept"
+        kept = f"the {logs.count} completed slow steps are kept"
         said = stopped.summary or stopped.error  # a rig that stopped itself already said how, in its error
         rest = stopped.describe() if not (said and said in message) else (
             "The rig brought itself to rest as said" if stopped.at_rest else "The rig could not be brought to rest")
         head = message if trip is not None else f"{where} {message}"  # a trip's message says where
         text = f"{head}. {rest}; {kept}." + (f" What to do: {advice}." if advice else "")
-        return LoopAborted(text, stack_logs(per_step), k, safe_stop_logs=stopped.logs, trip=trip)
+        return LoopAborted(text, logs.stacked(), k, safe_stop_logs=stopped.logs, trip=trip)
 
     def operator_stop(k: int, how: str = "Ctrl-C"):
         t = (k + 1) * dt if np.isfinite(dt) else None
         stopped = to_rest()
-        text = (f"{operator_stop_text(k, t, how)}. {stopped.describe()}; the {len(per_step)} completed slow steps "
+        text = (f"{operator_stop_text(k, t, how)}. {stopped.describe()}; the {logs.count} completed slow steps "
                 "are kept.")
-        return OperatorStopped(text, stack_logs(per_step), k, t, safe_stop_logs=stopped.logs,
+        return OperatorStopped(text, logs.stacked(), k, t, safe_stop_logs=stopped.logs,
                                rest=stopped.describe(), at_rest=stopped.at_rest)
 
     # paced: the site learns when each target arrived (the NS's time), if it can use it
-    arrival_s = None
     takes_arrival = pacer is not None and "arrival_s" in inspect.signature(site.step).parameters
+    if updater is not None and updater.n_params is not None and hasattr(ns, "prepare_parameters"):
+        ns.prepare_parameters(updater.n_params)  # compiled before the clock starts
+    clock = time.perf_counter
+    store, row = logs.store, logs.row
+    arrival_s = None
     k = 0
     try:
         if pacer is not None:
             prepare = getattr(site, "prepare_realtime", None)
             if prepare is not None:
                 prepare()
-            pacer.start()
-        for k in range(ground_accel_slow.shape[0]):
+            pacer.start(n_steps)
+        for k in range(n_steps):
             if pacer is not None:
                 pacer.begin_step(k)
-            step_start = time.perf_counter()
+            step_start = clock()
             in_ns = False
             try:
-                reading = site.step(target, arrival_s=arrival_s) if arrival_s is not None else site.step(target)
-                step_log = {"fast": reading.log}
+                site_start = clock()
+                reading = site.step(target, arrival_s=arrival_s) if takes_arrival else site.step(target)
+                site_end = clock()
+                store("fast", k, reading.log)
                 if updater is not None and reading.estimate is not None:
-                    applied = updater.step(reading.estimate, k)
-                    if applied:
-                        ns.apply_parameters(np.asarray(reading.estimate.theta))
-                    step_log["update"] = jax.device_get(update_log(reading.estimate, applied))
-                ns_start, in_ns = time.perf_counter(), True
+                    if updater.step(reading.estimate, k):
+                        ns.apply_parameters(reading.estimate.theta)
+                    store("update", k, updater.log)
+                ns_start, in_ns = clock(), True
                 next_target, ns_log = ns.step(reading.force, ground_accel_slow[k])
-                ns_seconds = time.perf_counter() - ns_start
-                step_log["ns"] = ns_log
+                ns_end = clock()
+                store("ns", k, ns_log)
             except LoopAborted:
                 raise
             except Exception as exc:
@@ -261,13 +313,13 @@ def run_stepwise(site, ns, ground_accel_slow, *, updater: ModelUpdater | None = 
                 if site_trip is not None:
                     raise abort(str(exc), k, getattr(exc, "advice", None), trip=site_trip) from exc
                 raise abort(f"failed: {exc}", k, getattr(exc, "advice", None)) from exc
-            per_step.append(step_log)
+            logs.count = k + 1
             if monitor is not None:
                 try:
                     trip = (monitor.check_site_log(reading.log, k)
                             or monitor.check_estimate(reading.estimate, k, param_names)
                             or monitor.check_ns(next_target, ns_log, k)
-                            or monitor.check_deadline(time.perf_counter() - step_start, k))
+                            or monitor.check_deadline(clock() - step_start, k))
                 except Exception as exc:
                     if _interrupted(exc):
                         raise KeyboardInterrupt from exc
@@ -275,16 +327,16 @@ def run_stepwise(site, ns, ground_accel_slow, *, updater: ModelUpdater | None = 
                 if trip is not None:
                     raise abort(trip.message(), k, trip=trip)
             if check is not None:
-                message = check(step_log, k)
+                message = check(row(k), k)
                 if message:
                     raise abort(f"stopped: {message}", k)
             if pacer is not None:
-                pacer.end_step(k, ns_seconds)
+                pacer.end_step(k, ns_end - ns_start, site_end - site_start)
                 if takes_arrival:
-                    arrival_s = ns_seconds
+                    arrival_s = ns_end - ns_start
             if on_step is not None:
                 try:
-                    on_step(k, step_log)
+                    on_step(k, row(k))
                 except Exception as exc:  # the record cannot be written (a full disk): stop safely
                     raise abort(f"stopped: recording the step failed: {type(exc).__name__}: {exc}", k,
                                 getattr(exc, "advice", None)) from exc
@@ -298,7 +350,7 @@ def run_stepwise(site, ns, ground_accel_slow, *, updater: ModelUpdater | None = 
     finally:
         if pacer is not None:
             pacer.stop()  # the garbage collector resumes, also after a fault
-    return stack_logs(per_step)
+    return logs.stacked()
 
 
 def _interrupted(exc: BaseException) -> bool:
@@ -312,10 +364,3 @@ def _interrupted(exc: BaseException) -> bool:
         seen.add(id(exc))
         exc = exc.__cause__ or exc.__context__
     return False
-
-
-def stack_logs(per_step: list) -> dict:
-    """Stack a list of per-step log pytrees along a new leading axis (NumPy)."""
-    if not per_step:
-        return {}
-    return jax.tree_util.tree_map(lambda *xs: np.stack(xs), *per_step)

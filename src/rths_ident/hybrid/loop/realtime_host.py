@@ -1,0 +1,262 @@
+"""The host set up for a paced loop, and its jitter measured before the test starts.
+
+A paced step-wise loop at 1024 Hz has a window of 0.98 ms, and the work of a step takes
+a tenth of it: what decides whether it holds the rate is how late the operating system
+lets the loop's thread run, on a machine that other processes share. :class:`RealTimeHost`
+(a context manager around the paced run) asks the system for what it allows and says
+what it got:
+
+* **CPU affinity**: the loop's thread is pinned to one CPU (the last one it may use), so
+  it is not migrated between CPUs mid-step (a migration costs its caches);
+* **scheduling**: ``SCHED_FIFO`` at :data:`FIFO_PRIORITY` (a real-time policy: the loop's
+  thread runs as soon as it is runnable, ahead of every ordinary process); where that is
+  refused (no ``CAP_SYS_NICE``, no real-time budget), a nice value of
+  :data:`NICE_FALLBACK`; where that is refused too, nothing — each refusal is said in
+  :attr:`HostSettings.notes`. Linux still keeps 5 % of each second for ordinary
+  processes (``sched_rt_runtime_us``), which is why the loop sleeps through most of each
+  window rather than spinning through it;
+* **timer slack**: 1 ns for the loop's thread (``prctl(PR_SET_TIMERSLACK)``; ordinary
+  threads may be woken up to 50 µs after the time they asked for);
+* **the interpreter's switch interval**: :data:`SWITCH_INTERVAL_S` instead of 5 ms, so that
+  when another Python thread (the test record's writer) holds the interpreter lock, the
+  loop gets it back within that interval;
+* the **garbage collector** is the pacer's (:meth:`RealTimePacer.start`: collected, frozen,
+  paused).
+
+Everything is restored when the block ends, also after a fault. The settings apply to
+the calling thread (Linux: affinity, policy, nice and timer slack are per thread);
+threads started inside the block inherit them, so a helper thread that must not
+compete with the loop lowers its own (:func:`lower_this_thread`).
+
+:func:`measure_jitter` is the calibration loop: before the test, it runs the pacer's wait
+for a number of empty windows of the test's Δt and measures how late the thread got
+control after each window opened (the wake-up lateness) and how late ``time.sleep``
+returned (the sleep overshoot). :func:`spin_tail` turns the overshoot into the pacer's
+busy-wait tail: the last part of each wait is spent polling the clock when sleeping
+would wake too late.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import dataclasses
+import math
+import os
+import sys
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+__all__ = ["FIFO_PRIORITY", "NICE_FALLBACK", "SWITCH_INTERVAL_S", "HostSettings", "RealTimeHost",
+           "JitterReport", "measure_jitter", "spin_tail", "lower_this_thread"]
+
+#: SCHED_FIFO priority of the loop's thread (1 … 99; the record writer runs below it)
+FIFO_PRIORITY = 50
+#: nice value asked for when SCHED_FIFO is refused
+NICE_FALLBACK = -10
+#: the interpreter's switch interval while paced [s] (Python's default: 0.005)
+SWITCH_INTERVAL_S = 50e-6
+#: the busy-wait tail is at least this [s] (a clock poll and a Python loop turn cost ~1 µs)
+MIN_SPIN_S = 20e-6
+
+_PR_SET_TIMERSLACK, _PR_GET_TIMERSLACK = 29, 30
+
+
+def _prctl():
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        return libc.prctl
+    except (OSError, AttributeError):
+        return None
+
+
+@dataclasses.dataclass
+class HostSettings:
+    """What a paced run asked of the host and got (JSON: ``realtime.host``)."""
+
+    cpu: int | None = None  # the CPU the loop is pinned to (None: not pinned)
+    cpus_available: int | None = None  # CPUs the process may use
+    scheduling: str = "SCHED_OTHER"  # the loop thread's policy as set: "SCHED_FIFO 50", "nice -10", …
+    timer_slack_ns: int | None = None
+    switch_interval_s: float | None = None
+    notes: list = dataclasses.field(default_factory=list)  # what was refused, and why
+
+    def describe(self) -> str:
+        pinned = f"pinned to CPU {self.cpu} of {self.cpus_available}" if self.cpu is not None else "not pinned"
+        text = (f"{self.scheduling}, {pinned}, timer slack {self.timer_slack_ns} ns, "
+                f"switch interval {1e6 * (self.switch_interval_s or 0):.0f} µs")
+        return text + (f" ({'; '.join(self.notes)})" if self.notes else "")
+
+
+class RealTimeHost:
+    """Raise the calling thread's real-time settings for a paced run (module doc);
+    ``with RealTimeHost() as settings: …``. ``enabled=False`` changes nothing (the
+    settings then say so)."""
+
+    def __init__(self, enabled: bool = True, fifo_priority: int = FIFO_PRIORITY, nice: int = NICE_FALLBACK,
+                 switch_interval_s: float = SWITCH_INTERVAL_S, pin: bool = True):
+        self.enabled, self.fifo_priority, self.nice = enabled, int(fifo_priority), int(nice)
+        self.switch_interval_s, self.pin = float(switch_interval_s), pin
+        self.settings = HostSettings()
+        self._restore: list[Callable[[], None]] = []
+
+    def __enter__(self) -> HostSettings:
+        settings = self.settings
+        if not self.enabled:
+            settings.notes.append("real-time settings not asked for")
+            return settings
+        self._pin(settings)
+        self._schedule(settings)
+        self._timer_slack(settings)
+        previous = sys.getswitchinterval()
+        sys.setswitchinterval(self.switch_interval_s)
+        settings.switch_interval_s = sys.getswitchinterval()
+        self._restore.append(lambda: sys.setswitchinterval(previous))
+        return settings
+
+    def __exit__(self, *exc) -> bool:
+        while self._restore:
+            try:
+                self._restore.pop()()
+            except OSError:
+                pass
+        return False
+
+    def _pin(self, settings: HostSettings) -> None:
+        if not hasattr(os, "sched_getaffinity"):
+            settings.notes.append("CPU affinity: not available on this system")
+            return
+        allowed = sorted(os.sched_getaffinity(0))
+        settings.cpus_available = len(allowed)
+        if not self.pin or len(allowed) < 2:
+            return
+        try:
+            os.sched_setaffinity(0, {allowed[-1]})
+        except OSError as error:
+            settings.notes.append(f"CPU affinity refused ({error.strerror})")
+            return
+        settings.cpu = allowed[-1]
+        self._restore.append(lambda: os.sched_setaffinity(0, allowed))
+
+    def _schedule(self, settings: HostSettings) -> None:
+        if hasattr(os, "sched_setscheduler"):
+            policy, param = os.sched_getscheduler(0), os.sched_getparam(0)
+            try:
+                os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(self.fifo_priority))
+            except OSError as error:
+                settings.notes.append(f"SCHED_FIFO refused ({error.strerror}: needs CAP_SYS_NICE or an "
+                                      "rtprio limit, e.g. ulimit -r 99)")
+            else:
+                settings.scheduling = f"SCHED_FIFO {self.fifo_priority}"
+                self._restore.append(lambda: os.sched_setscheduler(0, policy, param))
+                return
+        try:
+            previous = os.getpriority(os.PRIO_PROCESS, 0)
+            os.setpriority(os.PRIO_PROCESS, 0, self.nice)
+        except (OSError, AttributeError) as error:
+            settings.notes.append(f"nice {self.nice} refused ({getattr(error, 'strerror', error)})")
+            return
+        settings.scheduling = f"nice {os.getpriority(os.PRIO_PROCESS, 0)}"
+        self._restore.append(lambda: os.setpriority(os.PRIO_PROCESS, 0, previous))
+
+    def _timer_slack(self, settings: HostSettings) -> None:
+        prctl = _prctl()
+        if prctl is None:
+            settings.notes.append("timer slack: prctl not available")
+            return
+        previous = prctl(_PR_GET_TIMERSLACK, 0, 0, 0, 0)
+        if previous < 0 or prctl(_PR_SET_TIMERSLACK, 1, 0, 0, 0) != 0:
+            settings.notes.append("timer slack: refused")
+            return
+        settings.timer_slack_ns = int(prctl(_PR_GET_TIMERSLACK, 0, 0, 0, 0))
+        self._restore.append(lambda: prctl(_PR_SET_TIMERSLACK, previous, 0, 0, 0))
+
+
+def lower_this_thread(fifo_priority: int | None = None) -> str:
+    """For a helper thread started inside a :class:`RealTimeHost` block (it inherited the
+    loop's settings): run below the loop — SCHED_FIFO at ``fifo_priority`` (default: the
+    loop's minus 10) when the loop is SCHED_FIFO, else the ordinary policy; on any CPU
+    the process may use. Returns what it set."""
+    try:
+        os.sched_setaffinity(0, os.sched_getaffinity(os.getpid()))
+    except (OSError, AttributeError):
+        pass
+    try:
+        if os.sched_getscheduler(0) == os.SCHED_FIFO:
+            priority = max(1, FIFO_PRIORITY - 10) if fifo_priority is None else int(fifo_priority)
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
+            return f"SCHED_FIFO {priority}"
+    except (OSError, AttributeError):
+        pass
+    return "unchanged"
+
+
+@dataclasses.dataclass(frozen=True)
+class JitterReport:
+    """The host's lateness over a calibration loop of empty windows of Δt (all in s)."""
+
+    dt: float
+    windows: int
+    wake_late_s: np.ndarray  # per window: opening → the thread running
+    sleep_overshoot_s: np.ndarray  # per sleep: how much later than asked time.sleep returned
+
+    def as_dict(self) -> dict:
+        def us(values):
+            if values.size == 0:
+                return {"p50": None, "p99": None, "p99.9": None, "max": None}
+            p50, p99, p999 = np.percentile(values, (50, 99, 99.9))
+            return {"p50": 1e6 * float(p50), "p99": 1e6 * float(p99), "p99.9": 1e6 * float(p999),
+                    "max": 1e6 * float(values.max())}
+
+        return {"windows": self.windows, "slow_step_ms": 1e3 * self.dt, "wake_late_us": us(self.wake_late_s),
+                "sleep_overshoot_us": us(self.sleep_overshoot_s),
+                "windows_late_by_half_a_step": int(np.sum(self.wake_late_s > 0.5 * self.dt))}
+
+    def describe(self) -> str:
+        d = self.as_dict()
+        wake, over = d["wake_late_us"], d["sleep_overshoot_us"]
+        verdict = ("the host held every window" if d["windows_late_by_half_a_step"] == 0 else
+                   f"{d['windows_late_by_half_a_step']} windows woke more than half a step late: this host may "
+                   "not hold the rate")
+        return (f"host jitter over {self.windows} empty windows of {1e3 * self.dt:.3f} ms: wake-up late p50 "
+                f"{wake['p50']:.0f} / p99 {wake['p99']:.0f} / p99.9 {wake['p99.9']:.0f} / max {wake['max']:.0f} µs; "
+                f"sleep overshoot p99 {over['p99']:.0f} / max {over['max']:.0f} µs — {verdict}")
+
+
+def measure_jitter(dt: float, seconds: float = 1.0, spin_s: float | None = None,
+                   clock: Callable[[], float] = time.perf_counter,
+                   sleep: Callable[[float], None] = time.sleep) -> JitterReport:
+    """Run ``seconds`` of empty windows of ``dt`` (the pacer's wait: sleep, then poll the
+    clock for the last ``spin_s``; None: no polling, so every wake-up is the sleep's)
+    and measure the lateness (module doc). Call it inside the :class:`RealTimeHost`
+    block the test will run in."""
+    n = max(1, int(round(seconds / dt)))
+    spin = 0.0 if spin_s is None else float(spin_s)
+    wake = np.zeros(n)
+    overshoot = np.full(n, np.nan)
+    opening = clock() + dt
+    for k in range(n):
+        while True:
+            now = clock()
+            remaining = opening - now
+            if remaining <= 0:
+                break
+            if remaining > spin:
+                asked = remaining - spin
+                sleep(asked)
+                after = clock()
+                overshoot[k] = (after - now) - asked
+        wake[k] = now - opening
+        opening += dt * max(1, math.ceil((clock() - opening) / dt + 1e-12))
+    return JitterReport(dt, n, wake, overshoot[np.isfinite(overshoot)])
+
+
+def spin_tail(jitter: JitterReport) -> float:
+    """The pacer's busy-wait tail [s]: the sleep overshoot's 99.9th percentile (a sleep
+    that ends later than that is rare), at least :data:`MIN_SPIN_S`, at most half a step
+    (beyond that the loop would spin through its windows)."""
+    over = jitter.sleep_overshoot_s
+    tail = float(np.percentile(over, 99.9)) if over.size else 0.0
+    return float(min(max(tail, MIN_SPIN_S), 0.5 * jitter.dt))

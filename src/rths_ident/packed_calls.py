@@ -1,0 +1,327 @@
+"""Compiled calls with the least crossing cost: a pytree's leaves packed into one byte vector.
+
+Crossing from Python into a compiled XLA program costs per argument and per result, not
+per byte: every leaf of a pytree is a buffer that the call checks on the way in and a
+Python array object that it creates on the way out (on the 2-core machine class, about
+0.3 µs per argument leaf and 1 µs per result leaf idle, several times that loaded). A
+fast chunk of a hybrid test carries tens of leaves (the fast side's state and
+parameters) for a few microseconds of arithmetic, so its call cost was mostly leaves.
+
+:class:`PackedLayout` lays a pytree's leaves end to end in one ``uint8`` vector (each leaf
+at an 8-byte aligned offset, bit for bit: :func:`jax.lax.bitcast_convert_type`, booleans
+as 0/1 bytes) and reads them back, inside a traced function (:meth:`~PackedLayout.pack`,
+:meth:`~PackedLayout.unpack`) and on the host (:meth:`~PackedLayout.pack_numpy`, and
+:attr:`~PackedLayout.numpy_dtype`: a NumPy structured dtype over the same bytes, so the
+host reads every leaf by name without a copy).
+
+:class:`PackedProgram` compiles ``fn(constants, carry, inputs) -> (carry, outputs)`` ahead
+of time with each of the four packed: the constants and the carry stay on the device
+between calls (the carry's buffer is donated, so XLA writes the new carry in place),
+``inputs`` is one float64 vector the caller fills, ``outputs`` one byte vector that the
+host reads through NumPy views (one per leaf, no copy). One call then crosses three
+arguments and two results whatever the trees hold.
+
+The call runs as a single XLA kernel: the body is wrapped in a ``while`` loop of one trip
+that XLA cannot count, so its small-loop pass (:mod:`rths_ident.small_loop_kernels`)
+emits it whole, instead of one kernel per fused operation (on rc-frame's fast chunk at
+4096/1024 Hz: 160 kernels, about three quarters of the call's time).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+__all__ = ["PackedLayout", "PackedProgram"]
+
+_ALIGN = 8  # bytes: every leaf starts at a multiple of this (aligned NumPy views)
+_COMPILED: dict = {}  # PackedProgram's compilations by (cache_key, layouts' signatures, inputs)
+
+
+def _path_names(path) -> tuple[str, ...]:
+    names = []
+    for entry in path:
+        if isinstance(entry, jax.tree_util.DictKey):
+            names.append(str(entry.key))
+        elif isinstance(entry, jax.tree_util.GetAttrKey):
+            names.append(entry.name)
+        elif isinstance(entry, jax.tree_util.SequenceKey):
+            names.append(str(entry.idx))
+        else:
+            names.append(str(entry))
+    return tuple(names)
+
+
+class PackedLayout:
+    """Where each leaf of a pytree lies in one byte vector (module doc).
+
+    ``example``: the tree (arrays, or :class:`jax.ShapeDtypeStruct` leaves). Leaves of
+    every numeric and boolean dtype are laid out; new-style typed PRNG keys are refused
+    (pack their ``jax.random.key_data``).
+    """
+
+    def __init__(self, example):
+        leaves_with_paths, self.treedef = jax.tree_util.tree_flatten_with_path(example)
+        # field names per leaf (a tree that is a single leaf reads as "value")
+        self.paths = tuple(_path_names(path) or ("value",) for path, _ in leaves_with_paths)
+        self.shapes = tuple(tuple(np.shape(leaf)) for _, leaf in leaves_with_paths)
+        # Python scalars as JAX takes them with 64-bit types on (float64, int64, bool)
+        self.dtypes = tuple(np.dtype(leaf.dtype) if hasattr(leaf, "dtype") else np.asarray(leaf).dtype
+                            for _, leaf in leaves_with_paths)
+        for path, dtype in zip(self.paths, self.dtypes):
+            if dtype.kind not in "biuf":
+                raise TypeError(f"PackedLayout: leaf {'/'.join(path)} has dtype {dtype}: expected numbers or "
+                                "booleans (a typed PRNG key packs as jax.random.key_data)")
+        offsets, offset = [], 0
+        for shape, dtype in zip(self.shapes, self.dtypes):
+            offsets.append(offset)
+            size = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+            offset += -(-size // _ALIGN) * _ALIGN
+        self.offsets = tuple(offsets)
+        self.nbytes = max(offset, _ALIGN)  # never an empty vector
+        self.numpy_dtype = self._structured_dtype()
+        #: what identifies the layout (tree structure, shapes, dtypes): equal signatures, equal bytes
+        self.signature = (self.treedef, self.shapes, tuple(d.str for d in self.dtypes))
+
+    def __len__(self) -> int:
+        return len(self.shapes)
+
+    # ------------------------------------------------------------------ traced
+    def pack(self, tree) -> jax.Array:
+        """The tree's leaves as one ``uint8`` vector (traceable; bit-exact)."""
+        leaves = self.treedef.flatten_up_to(tree)
+        parts, used = [], 0
+        for leaf, dtype, offset in zip(leaves, self.dtypes, self.offsets):
+            leaf = jnp.asarray(leaf, dtype=dtype).reshape(-1)
+            if dtype == np.bool_:
+                raw = leaf.astype(jnp.uint8)
+            else:
+                raw = jax.lax.bitcast_convert_type(leaf, jnp.uint8).reshape(-1)
+            if used < offset:
+                parts.append(jnp.zeros(offset - used, jnp.uint8))
+            parts.append(raw)
+            used = offset + raw.shape[0]
+        if used < self.nbytes:
+            parts.append(jnp.zeros(self.nbytes - used, jnp.uint8))
+        return jnp.concatenate(parts)
+
+    def unpack(self, data):
+        """The tree from its byte vector (traceable; bit-exact)."""
+        leaves = []
+        for shape, dtype, offset in zip(self.shapes, self.dtypes, self.offsets):
+            n = int(np.prod(shape, dtype=np.int64))
+            raw = jax.lax.slice(data, (offset,), (offset + n * dtype.itemsize,))
+            if dtype == np.bool_:
+                value = raw != 0
+            elif dtype.itemsize == 1:
+                value = jax.lax.bitcast_convert_type(raw, dtype)
+            else:
+                value = jax.lax.bitcast_convert_type(raw.reshape(n, dtype.itemsize), dtype)
+            leaves.append(value.reshape(shape))
+        return self.treedef.unflatten(leaves)
+
+    # ------------------------------------------------------------------ host
+    def pack_numpy(self, tree) -> np.ndarray:
+        """The byte vector of ``tree`` on the host (NumPy; what :meth:`pack` computes)."""
+        out = np.zeros(self.nbytes, np.uint8)
+        view = out.view(self.numpy_dtype)[0] if len(self) else None
+        for names, leaf, dtype in zip(self.paths, self.treedef.flatten_up_to(tree), self.dtypes):
+            field = view
+            for name in names[:-1]:
+                field = field[name]
+            field[names[-1]] = np.asarray(leaf, dtype=dtype)
+        return out
+
+    def host_views(self, buffer: np.ndarray):
+        """The tree as NumPy arrays that are views of ``buffer`` (its byte vector; 0-d
+        arrays for scalars): built once, they show whatever the buffer holds later."""
+        if buffer.dtype != np.uint8 or buffer.shape != (self.nbytes,):
+            raise ValueError(f"host_views: expected a uint8 buffer of {self.nbytes} bytes, got {buffer.dtype} "
+                             f"{buffer.shape}")
+        leaves = [np.ndarray(shape, dtype, buffer=buffer, offset=offset)
+                  for shape, dtype, offset in zip(self.shapes, self.dtypes, self.offsets)]
+        return self.treedef.unflatten(leaves)
+
+    def view(self, data: np.ndarray):
+        """The record over a byte vector (a NumPy structured scalar: ``rec["log"]["force"]``
+        is a view of the bytes, no copy)."""
+        return data.view(self.numpy_dtype)[0]
+
+    def unpack_numpy(self, data: np.ndarray):
+        """The tree from its byte vector on the host (NumPy arrays, copies)."""
+        record = self.view(np.asarray(data))
+        leaves = []
+        for names in self.paths:
+            field = record
+            for name in names:
+                field = field[name]
+            leaves.append(np.array(field))
+        return self.treedef.unflatten(leaves)
+
+    def _structured_dtype(self) -> np.dtype:
+        """Nested structured dtype with one field per leaf at its offset: the tree's
+        nesting of names (a subtree's leaves are contiguous in the flattened order)."""
+
+        def build(entries, base):
+            # entries: (remaining names, shape, dtype, absolute offset)
+            fields: dict[str, list] = {}
+            order: list[str] = []
+            for names, shape, dtype, offset in entries:
+                if names[0] not in fields:
+                    fields[names[0]] = []
+                    order.append(names[0])
+                fields[names[0]].append((names[1:], shape, dtype, offset))
+            spec = {"names": [], "formats": [], "offsets": []}
+            end = base
+            for name in order:
+                group = fields[name]
+                start = group[0][3]
+                if len(group) == 1 and not group[0][0]:
+                    _, shape, dtype, offset = group[0]
+                    fmt = np.dtype((dtype, shape)) if shape else dtype
+                    size = fmt.itemsize
+                else:
+                    fmt, size = build(group, start)
+                spec["names"].append(name)
+                spec["formats"].append(fmt)
+                spec["offsets"].append(start - base)
+                end = max(end, start + size)
+            spec["itemsize"] = end - base
+            return np.dtype(spec), end - base
+
+        if not self.paths:
+            return np.dtype({"names": [], "formats": [], "offsets": [], "itemsize": self.nbytes})
+        dtype, _ = build(list(zip(self.paths, self.shapes, self.dtypes, self.offsets)), 0)
+        return np.dtype({"names": dtype.names, "formats": [dtype.fields[n][0] for n in dtype.names],
+                         "offsets": [dtype.fields[n][1] for n in dtype.names], "itemsize": self.nbytes})
+
+
+class PackedProgram:
+    """``fn(constants, carry, inputs) -> (carry, outputs)`` compiled ahead of time with
+    every argument and result packed (module doc).
+
+    constants, carry : example trees (values: the program is compiled for their shapes
+        and dtypes; ``constants`` and ``carry`` become the device buffers a call starts from).
+    n_inputs : length of the float64 input vector (≥ 1).
+
+    The caller fills :attr:`inputs` (NumPy float64, in place) and calls the program,
+    which returns the outputs' tree as NumPy views of the call's result (one buffer per
+    call, nothing copied). :attr:`carry` and :attr:`constants` unpack the device buffers
+    on demand (copies).
+    """
+
+    def __init__(self, fn: Callable, constants, carry, n_inputs: int, cache_key: Any = None):
+        constants_layout, carry_layout = PackedLayout(constants), PackedLayout(carry)
+        n_user = max(int(n_inputs), 1)
+        key = None if cache_key is None else (cache_key, constants_layout.signature, carry_layout.signature, n_user)
+        if key is not None and key in _COMPILED:
+            compiled, outputs_layout = _COMPILED[key]
+        else:
+            compiled, outputs_layout = self._compile(fn, constants, carry, constants_layout, carry_layout, n_user)
+            if key is not None:
+                _COMPILED[key] = (compiled, outputs_layout)
+        self.constants_layout, self.carry_layout, self.outputs_layout = constants_layout, carry_layout, outputs_layout
+        self._compiled = compiled
+        self._call_inputs = np.zeros(n_user + 1, np.float64)
+        self._call_inputs[n_user] = 1.0  # one trip (see _compile)
+        self.inputs = self._call_inputs[:n_user]  # what the caller fills
+        self._constants = jax.device_put(constants_layout.pack_numpy(constants))
+        self._carry = jax.device_put(carry_layout.pack_numpy(carry))
+        self._leaf_specs = tuple(zip(outputs_layout.shapes, outputs_layout.dtypes, outputs_layout.offsets))
+        self._unflatten = outputs_layout.treedef.unflatten
+
+    @staticmethod
+    def _compile(fn, constants, carry, constants_layout, carry_layout, n_user):
+        inputs = jax.ShapeDtypeStruct((n_user,), jnp.float64)
+        out_tree = jax.eval_shape(lambda c, s, x: fn(c, s, x)[1], constants, carry, inputs)
+        outputs_layout = PackedLayout(out_tree)
+
+        def body(constants_bytes, carry_bytes, x):
+            new_carry, outputs = fn(constants_layout.unpack(constants_bytes), carry_layout.unpack(carry_bytes), x)
+            return carry_layout.pack(new_carry), outputs_layout.pack(outputs)
+
+        def packed(constants_bytes, carry_bytes, x):
+            # the body once, as a while loop whose trip count (the last input, 1) XLA
+            # cannot see: it then emits the whole call as ONE kernel
+            # (rths_ident.small_loop_kernels) instead of a kernel per fused operation. The
+            # constants and inputs ride in the loop's state, re-selected each trip under a
+            # condition XLA cannot decide, so that nothing is hoisted out of the loop as
+            # "invariant" (which would bring back a kernel per hoisted operation)
+            trips = x[n_user].astype(jnp.int32)
+
+            def loop_body(state):
+                i, constants, inputs, carry, _ = state
+                carry, outputs = body(constants, carry, inputs[:n_user])
+                keep = i < trips + 1  # always true, unknown to XLA
+                return (i + 1, jnp.where(keep, constants, 0), jnp.where(keep, inputs, 0.0), carry, outputs)
+
+            empty = jnp.zeros(outputs_layout.nbytes, jnp.uint8)
+            state = (jnp.int32(0), constants_bytes, x, carry_bytes, empty)
+            state = jax.lax.while_loop(lambda state: state[0] < trips, loop_body, state)
+            return state[3], state[4]
+
+        byte_vector = lambda layout: jax.ShapeDtypeStruct((layout.nbytes,), jnp.uint8)  # noqa: E731
+        call_inputs = jax.ShapeDtypeStruct((n_user + 1,), jnp.float64)
+        compiled = jax.jit(packed, donate_argnums=1).lower(
+            byte_vector(constants_layout), byte_vector(carry_layout), call_inputs).compile()
+        return compiled, outputs_layout
+
+    def __call__(self):
+        """One call with :attr:`inputs` as they are: the carry advances in place; returns
+        the outputs' tree as NumPy views of the call's own result buffer (yours to keep:
+        the next call returns a new one)."""
+        self._carry, outputs = self._compiled(self._constants, self._carry, self._call_inputs)
+        buffer = np.asarray(outputs)
+        return self._unflatten([np.ndarray(shape, dtype, buffer=buffer, offset=offset)
+                                for shape, dtype, offset in self._leaf_specs])
+
+    @property
+    def carry(self):
+        """The carry as a tree of NumPy arrays (a copy)."""
+        return self.carry_layout.unpack_numpy(np.asarray(self._carry))
+
+    @carry.setter
+    def carry(self, tree) -> None:
+        self._carry = jax.device_put(self.carry_layout.pack_numpy(tree))
+
+    @property
+    def constants(self):
+        return self.constants_layout.unpack_numpy(np.asarray(self._constants))
+
+    @constants.setter
+    def constants(self, tree) -> None:
+        self._constants = jax.device_put(self.constants_layout.pack_numpy(tree))
+
+    def constants_update(self, update: Callable, n_values: int, cache_key: Any = None) -> Callable:
+        """``update(constants, values (n_values,)) -> constants`` compiled on the packed
+        constants; returns ``apply(values)``, which replaces this program's constants by
+        the updated ones in one call (e.g. identified parameters entering a substructure)."""
+        layout = self.constants_layout
+        key = None if cache_key is None else ("update", cache_key, layout.signature, int(n_values))
+        if key is not None and key in _COMPILED:
+            compiled = _COMPILED[key]
+        else:
+            def packed(constants_bytes, values):
+                return layout.pack(update(layout.unpack(constants_bytes), values))
+
+            compiled = jax.jit(packed).lower(jax.ShapeDtypeStruct((layout.nbytes,), jnp.uint8),
+                                             jax.ShapeDtypeStruct((int(n_values),), jnp.float64)).compile()
+            if key is not None:
+                _COMPILED[key] = compiled
+
+        def apply(values) -> None:
+            self._constants = compiled(self._constants, np.asarray(values, dtype=np.float64))
+
+        return apply
+
+    def with_carry(self, tree) -> "PackedProgram":
+        """A program sharing this one's compilation and constants, starting from ``tree``."""
+        other = object.__new__(PackedProgram)
+        other.__dict__.update(self.__dict__)
+        other._call_inputs = self._call_inputs.copy()
+        other.inputs = other._call_inputs[:self.inputs.shape[0]]
+        other.carry = tree
+        return other
