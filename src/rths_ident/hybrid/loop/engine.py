@@ -291,11 +291,13 @@ def run_stepwise(site, ns, ground_accel_slow, *, updater: ModelUpdater | None = 
                 reading = site.step(target, arrival_s=arrival_s) if takes_arrival else site.step(target)
                 site_end = clock()
                 store("fast", k, reading.log)
+                applied = False
                 if updater is not None and reading.estimate is not None:
-                    if updater.step(reading.estimate, k):
-                        ns.apply_parameters(reading.estimate.theta)
+                    applied = updater.step(reading.estimate, k)
                     store("update", k, updater.log)
-                ns_start, in_ns = clock(), True
+                ns_start, in_ns = clock(), True  # the substructure's share: the update it takes, and its step
+                if applied:
+                    ns.apply_parameters(reading.estimate.theta)
                 next_target, ns_log = ns.step(reading.force, ground_accel_slow[k])
                 ns_end = clock()
                 store("ns", k, ns_log)
