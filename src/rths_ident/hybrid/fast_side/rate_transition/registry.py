@@ -54,10 +54,25 @@ class Transition(NamedTuple):
     build: Callable[[TransitionSettings], tuple[Any, Any]]  # settings -> (module, params)
 
 
+#: DDMRT's training window starts where the realisation first exceeds this fraction of
+#: its peak (the zero padding of a paced test is no motion to learn from)
+DDMRT_QUIET_FRACTION = 1e-9
+
+
 def ddmrt_weights(realisation: np.ndarray) -> np.ndarray:
     """DDMRT's Wiener predictor (seed 000 Eq. 3.5; L = 8, λ = 1e-10, N ≤ 2000, digest
-    §12.5) from an approximate realisation of the interface displacement at the slow rate."""
+    §12.5) from an approximate realisation of the interface displacement at the slow rate.
+
+    The N samples start where the realisation starts moving (L samples before it first
+    exceeds :data:`DDMRT_QUIET_FRACTION` of its peak): a record padded with zeros (a paced
+    test's start-up, 5 s) would otherwise fill the window with zeros when N samples are
+    shorter than the padding — at 1024 Hz, 2000 samples are 1.95 s — and the "predictor"
+    learnt from them extrapolates nothing (J2 56 % at 1024/4096 Hz with 2 s of padding)."""
     realisation = np.asarray(realisation, dtype=float)
+    peak = float(np.max(np.abs(realisation))) if realisation.size else 0.0
+    if peak > 0:
+        moving = np.flatnonzero(np.abs(realisation) > DDMRT_QUIET_FRACTION * peak)
+        realisation = realisation[max(0, int(moving[0]) - 8):]
     n_window = int(min(2000, len(realisation) - 9))
     return wiener.wiener_coefficients(realisation, 8, 1e-10, n_window)
 
