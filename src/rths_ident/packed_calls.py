@@ -68,6 +68,10 @@ class PackedLayout:
         # field names per leaf (a tree that is a single leaf reads as "value")
         self.paths = tuple(_path_names(path) or ("value",) for path, _ in leaves_with_paths)
         self.shapes = tuple(tuple(np.shape(leaf)) for _, leaf in leaves_with_paths)
+        for path, (_, leaf) in zip(self.paths, leaves_with_paths):
+            if hasattr(leaf, "dtype") and jax.dtypes.issubdtype(leaf.dtype, jax.dtypes.prng_key):
+                raise TypeError(f"PackedLayout: leaf {'/'.join(path)} is a typed PRNG key: pack its "
+                                "jax.random.key_data instead")
         # Python scalars as JAX takes them with 64-bit types on (float64, int64, bool)
         self.dtypes = tuple(np.dtype(leaf.dtype) if hasattr(leaf, "dtype") else np.asarray(leaf).dtype
                             for _, leaf in leaves_with_paths)
@@ -206,6 +210,9 @@ class PackedProgram:
     constants, carry : example trees (values: the program is compiled for their shapes
         and dtypes; ``constants`` and ``carry`` become the device buffers a call starts from).
     n_inputs : length of the float64 input vector (≥ 1).
+    one_kernel : wrap the body in the one-trip loop that XLA emits as one kernel (module
+        doc); False compiles the body as it is (the same arithmetic, one kernel per fused
+        operation).
 
     The caller fills :attr:`inputs` (NumPy float64, in place) and calls the program,
     which returns the outputs' tree as NumPy views of the call's result (one buffer per
@@ -213,14 +220,17 @@ class PackedProgram:
     on demand (copies).
     """
 
-    def __init__(self, fn: Callable, constants, carry, n_inputs: int, cache_key: Any = None):
+    def __init__(self, fn: Callable, constants, carry, n_inputs: int, cache_key: Any = None,
+                 one_kernel: bool = True):
         constants_layout, carry_layout = PackedLayout(constants), PackedLayout(carry)
         n_user = max(int(n_inputs), 1)
-        key = None if cache_key is None else (cache_key, constants_layout.signature, carry_layout.signature, n_user)
+        key = None if cache_key is None else (cache_key, constants_layout.signature, carry_layout.signature, n_user,
+                                              one_kernel)
         if key is not None and key in _COMPILED:
             compiled, outputs_layout = _COMPILED[key]
         else:
-            compiled, outputs_layout = self._compile(fn, constants, carry, constants_layout, carry_layout, n_user)
+            compiled, outputs_layout = self._compile(fn, constants, carry, constants_layout, carry_layout, n_user,
+                                                     one_kernel)
             if key is not None:
                 _COMPILED[key] = (compiled, outputs_layout)
         self.constants_layout, self.carry_layout, self.outputs_layout = constants_layout, carry_layout, outputs_layout
@@ -234,7 +244,7 @@ class PackedProgram:
         self._unflatten = outputs_layout.treedef.unflatten
 
     @staticmethod
-    def _compile(fn, constants, carry, constants_layout, carry_layout, n_user):
+    def _compile(fn, constants, carry, constants_layout, carry_layout, n_user, one_kernel):
         inputs = jax.ShapeDtypeStruct((n_user,), jnp.float64)
         out_tree = jax.eval_shape(lambda c, s, x: fn(c, s, x)[1], constants, carry, inputs)
         outputs_layout = PackedLayout(out_tree)
@@ -250,6 +260,8 @@ class PackedProgram:
             # constants and inputs ride in the loop's state, re-selected each trip under a
             # condition XLA cannot decide, so that nothing is hoisted out of the loop as
             # "invariant" (which would bring back a kernel per hoisted operation)
+            if not one_kernel:
+                return body(constants_bytes, carry_bytes, x[:n_user])
             trips = x[n_user].astype(jnp.int32)
 
             def loop_body(state):

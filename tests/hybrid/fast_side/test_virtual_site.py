@@ -72,3 +72,30 @@ def test_the_flagship_fast_chunk_compiles_to_single_kernels():
     text = jax.jit(make_fast_chunk(side)).lower(fast_params(side), state, jax.numpy.zeros(1)).compile().as_text()
     assert " dot(" not in text and "custom-call(" not in text
     assert "xla_cpu_small_call" in text
+
+
+def test_the_packed_call_gives_the_numbers_of_the_chunk_jitted_on_its_trees():
+    """VirtualSite's one packed call per slow step against the same step function jitted
+    on the fast side's trees (parameters, state, estimate as pytrees: the unpacked path)."""
+    import jax  # noqa: PLC0415
+
+    from rths_ident.hybrid.fast_side.fast_chunk import fast_params  # noqa: PLC0415
+    from rths_ident.hybrid.fast_side.virtual_site import _site_step  # noqa: PLC0415
+    from rths_ident.typed_leaves import canonical_state  # noqa: PLC0415
+
+    test = lugre_frame.build(lugre_frame.LugreFrameConfig(duration=0.4))
+    side = test.fast_side
+    site = VirtualSite(side, test.seed)
+    unpacked = jax.jit(_site_step(side))
+    params, state = fast_params(side), canonical_state(initial_fast_state(side, test.seed))
+    targets = 2e-3 * np.sin(2 * np.pi * 1.5 * 0.02 * np.arange(1, 21))
+    for target in targets:
+        reading = site.step(target)
+        state, out = unpacked(params, state, np.array([target, -1.0]))
+        for name in ("command", "measured", "target"):
+            np.testing.assert_allclose(reading.log[name], np.asarray(out["log"][name]), rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(reading.force, np.asarray(out["force"]), rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(reading.estimate.theta, np.asarray(out["estimate"]["theta"]), rtol=1e-12,
+                                   atol=1e-15)
+    assert np.max(np.abs(reading.log["measured"])) > 1e-4  # the actuator moved
+    assert site.last_command == pytest.approx(float(np.asarray(out["log"]["command"])[-1]), rel=1e-12)

@@ -1,0 +1,134 @@
+"""Packed compiled calls: the byte layout is bit-exact, and a packed program computes what
+the same function jitted on its trees computes (the unpacked path), call after call."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import rths_ident  # noqa: F401  (float64)
+from rths_ident.packed_calls import PackedLayout, PackedProgram
+
+
+def _tree():
+    return {
+        "a": np.array([1.5, -0.0, np.inf]),
+        "b": {"c": np.arange(4, dtype=np.int32).reshape(2, 2) - 2, "d": np.array([True, False, True, True, False])},
+        "e": np.float64(np.nan),
+        "f": np.array([0, 7, 255], dtype=np.uint8),
+        "g": np.int64(-(2**40)),
+    }
+
+
+def _assert_bit_equal(x, y):
+    x_leaves, x_def = jax.tree_util.tree_flatten(x)
+    y_leaves, y_def = jax.tree_util.tree_flatten(y)
+    assert x_def == y_def
+    for a, b in zip(x_leaves, y_leaves):
+        a, b = np.asarray(a), np.asarray(b)
+        assert a.dtype == b.dtype and a.shape == b.shape
+        assert a.tobytes() == b.tobytes()
+
+
+def test_the_layout_round_trips_every_leaf_bit_for_bit_on_the_host_and_traced():
+    tree = _tree()
+    layout = PackedLayout(tree)
+    assert all(offset % 8 == 0 for offset in layout.offsets)
+    host = layout.pack_numpy(tree)
+    assert host.dtype == np.uint8 and host.shape == (layout.nbytes,)
+    np.testing.assert_array_equal(np.asarray(jax.jit(layout.pack)(tree)), host)  # traced == host bytes
+    _assert_bit_equal(layout.unpack_numpy(host), tree)  # NaN, −0.0, inf, negative ints kept
+    _assert_bit_equal(jax.device_get(jax.jit(layout.unpack)(host)), tree)
+    # the structured view reads a leaf by name without a copy
+    assert layout.view(host)["b"]["c"].tolist() == [[-2, -1], [0, 1]]
+
+
+def test_host_views_show_what_the_buffer_holds_later():
+    tree = _tree()
+    layout = PackedLayout(tree)
+    buffer = np.zeros(layout.nbytes, np.uint8)
+    views = layout.host_views(buffer)
+    buffer[:] = layout.pack_numpy(tree)
+    _assert_bit_equal(views, tree)
+    with pytest.raises(ValueError, match="uint8 buffer"):
+        layout.host_views(np.zeros(layout.nbytes + 8, np.uint8))
+
+
+def test_a_typed_prng_key_is_refused_by_name():
+    with pytest.raises(TypeError, match="leaf key is a typed PRNG key"):
+        PackedLayout({"key": jax.random.key(0)})
+
+
+def duffing_step(constants, carry, inputs):
+    """A Duffing oscillator advanced by one RK4 step of h under the force inputs[0];
+    outputs a nested log (float, int and bool leaves)."""
+    m, c, k, k3, h = constants["m"], constants["c"], constants["k"], constants["k3"], constants["h"]
+    force = inputs[0]
+
+    def f(y):
+        u, v = y
+        return jnp.stack([v, (force - c * v - k * u - k3 * u**3) / m])
+
+    y = carry["y"]
+    s1 = f(y)
+    s2 = f(y + 0.5 * h * s1)
+    s3 = f(y + 0.5 * h * s2)
+    s4 = f(y + h * s3)
+    y = y + h / 6 * (s1 + 2 * s2 + 2 * s3 + s4)
+    n = carry["n"] + 1
+    log = {"u": y[0], "state": {"y": y, "energy": 0.5 * m * y[1] ** 2 + 0.5 * k * y[0] ** 2}, "steps": n,
+           "moving_right": y[1] > 0}
+    return {"y": y, "n": n}, log
+
+
+CONSTANTS = {"m": 2.0, "c": 0.3, "k": 400.0, "k3": 5e4, "h": 1e-3}
+CARRY = {"y": np.array([0.01, 0.0]), "n": np.int64(0)}
+FORCES = 3.0 * np.sin(2 * np.pi * 2.5 * 1e-3 * np.arange(300))
+
+
+def _unpacked(constants=CONSTANTS, forces=FORCES):
+    step = jax.jit(duffing_step)
+    carry, logs = jax.tree_util.tree_map(jnp.asarray, CARRY), []
+    for force in forces:
+        carry, log = step(constants, carry, jnp.array([force]))
+        logs.append(jax.device_get(log))
+    return jax.device_get(carry), logs
+
+
+@pytest.mark.parametrize("one_kernel", [True, False])
+def test_a_packed_program_computes_what_the_unpacked_call_does(one_kernel):
+    carry_ref, logs_ref = _unpacked()
+    program = PackedProgram(duffing_step, CONSTANTS, CARRY, 1, one_kernel=one_kernel)
+    kept = []
+    for force, ref in zip(FORCES, logs_ref):
+        program.inputs[0] = force
+        out = program()
+        kept.append(out)
+        np.testing.assert_allclose(out["u"], ref["u"], rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(out["state"]["energy"], ref["state"]["energy"], rtol=1e-12, atol=1e-15)
+        assert out["steps"] == ref["steps"] and out["moving_right"] == ref["moving_right"]
+    # every call returns a buffer of its own: an earlier result is not overwritten
+    np.testing.assert_allclose(kept[0]["state"]["y"], logs_ref[0]["state"]["y"], rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(program.carry["y"], carry_ref["y"], rtol=1e-12, atol=1e-15)
+    assert program.carry["n"] == 300
+    assert abs(carry_ref["y"][0] - CARRY["y"][0]) > 1e-4  # the oscillator moved
+
+
+def test_new_constants_and_a_restarted_carry_give_the_unpacked_numbers():
+    stiffer = {**CONSTANTS, "k": 900.0}
+    _, logs_ref = _unpacked(stiffer, FORCES[:50])
+    program = PackedProgram(duffing_step, CONSTANTS, CARRY, 1)
+    for force in FORCES[:20]:
+        program.inputs[0] = force
+        program()
+
+    def scale_k(constants, values):
+        return {**constants, "k": constants["k"] * values[0]}
+
+    program.constants_update(scale_k, 1)(np.array([2.25]))  # 400 × 2.25 = 900
+    assert program.constants["k"] == 900.0
+    restarted = program.with_carry(CARRY)  # shares the compilation and the new constants
+    for force, ref in zip(FORCES[:50], logs_ref):
+        restarted.inputs[0] = force
+        np.testing.assert_allclose(restarted()["u"], ref["u"], rtol=1e-12, atol=1e-15)
+    assert program.carry["n"] == 20  # the original program's carry is its own
