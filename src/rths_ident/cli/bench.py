@@ -12,7 +12,7 @@ from pathlib import Path
 from rths_ident.cli.common_options import add_json_option
 
 #: the figures ``--only`` picks from (all by default)
-FIGURES = ("engines", "batch", "components", "ukf", "opensees", "calibrate")
+FIGURES = ("engines", "batch", "components", "ukf", "opensees", "realtime", "calibrate")
 
 
 def machine() -> dict:
@@ -131,6 +131,13 @@ def _bench(args: argparse.Namespace) -> int:
         r = opensees_ns.run(repeats=1 if quick else 3, duration=4.0 if quick else None)
         results["opensees_ns"] = r
         print("\n".join(opensees_ns.report(r)))
+    if "realtime" in which:
+        from rths_ident.speed import realtime_loop  # noqa: PLC0415
+
+        r = realtime_loop.run(repeats=1 if quick else args.repeats, duration=1.0 if quick else 4.0,
+                              padding=0.25 if quick else 1.0)
+        results["realtime_loop"] = r
+        print("\n".join(realtime_loop.report(r)))
     if "calibrate" in which:
         from rths_ident.speed import calibration  # noqa: PLC0415
         from rths_ident.calibration.sdof_rths import StudySettings  # noqa: PLC0415

@@ -181,3 +181,62 @@ def test_the_garbage_collector_is_paused_only_while_paced():
     with pytest.raises(LoopAborted):
         run_stepwise(Site(), NS(), np.array([0.0, 1.0]), pacer=RealTimePacer(0.001), safe_stop=None)
     assert gc.isenabled()
+
+
+class OvershootingClock(FakeClock):
+    """Every sleep returns ``overshoot`` s later than asked (a host's timer slack);
+    every clock reading while polling costs ``poll`` s."""
+
+    def __init__(self, overshoot, poll=0.0):
+        super().__init__()
+        self.overshoot, self.poll, self.asked = overshoot, poll, []
+
+    def __call__(self):
+        self.now += self.poll
+        return self.now
+
+    def sleep(self, seconds):
+        self.asked.append(seconds)
+        self.now += seconds + self.overshoot
+
+
+def test_the_busy_wait_tail_wakes_on_time_where_a_sleep_would_be_late():
+    dt, work = 1.0 / 1024, 0.0003
+    for spin, expected_late in ((0.0, 0.0002), (0.0005, 0.0)):
+        clock = OvershootingClock(overshoot=0.0002, poll=1e-6)
+        pacer = RealTimePacer(dt, clock=clock, sleep=clock.sleep, spin_s=spin)
+        pacer.start(10)
+        for k in range(10):
+            pacer.begin_step(k)
+            clock.now += work
+            pacer.end_step(k, 0.0001, 0.0001)
+        report = pacer.report()
+        # each window after the first opens after a sleep of (remaining − spin) that ends
+        # 200 µs late, then (with a tail) clock polls of 1 µs until it opens
+        np.testing.assert_allclose(report.wake_s[1:], expected_late, atol=2e-6)
+        np.testing.assert_allclose(report.latency_s[1:], expected_late + work, atol=3e-6)
+        assert len(clock.asked) == 9  # one sleep per wait, the rest polled
+        assert report.missed_deadlines == 0
+
+
+def test_the_step_is_split_into_site_substructure_and_the_loops_own_and_binned_per_fraction_of_dt():
+    clock = FakeClock()
+    dt = 0.001
+    pacer = RealTimePacer(dt, clock=clock, sleep=clock.sleep, spin_s=0.0)
+    pacer.start(4)
+    for k, (site, ns, own) in enumerate([(2e-4, 1e-4, 7.5e-5), (2e-4, 1e-4, 7.5e-5), (1.5e-3, 1e-4, 7.5e-5),
+                                          (1e-4, 1e-4, 2.6e-4)]):
+        pacer.begin_step(k)
+        clock.now += site + ns + own
+        pacer.end_step(k, ns, site)
+    report = pacer.report()
+    np.testing.assert_allclose(report.loop_s, [7.5e-5, 7.5e-5, 7.5e-5, 2.6e-4], atol=1e-12)
+    assert report.missed_deadlines == 1  # 1.675 ms: the tick at 2 ms passed
+    histogram = report.histogram()
+    # bins of Δt/20 = 50 µs: 375 µs → bin 7 (twice), 460 µs → bin 9, 1.675 ms → late
+    assert histogram["late"] == 1
+    assert histogram["counts"][7] == 2 and histogram["counts"][9] == 1 and sum(histogram["counts"]) == 3
+    shares = report.as_dict()["latency_share"]
+    total = 2 * 3.75e-4 + 1.675e-3 + 4.6e-4
+    assert shares["site"] == pytest.approx((4e-4 + 1.5e-3 + 1e-4) / total)
+    assert shares["ns"] == pytest.approx(4e-4 / total)

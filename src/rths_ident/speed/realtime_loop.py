@@ -1,0 +1,330 @@
+"""The step-wise loop at a lab's coordination rate: paced, and part by part
+(``rths-ident bench --only realtime``).
+
+At 1024 Hz a slow step has 0.98 ms. For each case — rc-frame at 1024/4096 Hz with the
+native substructure and with the OpenSeesPy frame in process, lugre-frame at 1024/4096 Hz
+with its RLS identifier and model updating — this measures, after compilation:
+
+* **the paced loop**, as ``rths-ident run --realtime`` runs it: the host's real-time
+  settings (:class:`~rths_ident.hybrid.loop.realtime_host.RealTimeHost`), a second of its
+  jitter measured first (:func:`~rths_ident.runner.results.calibrated_pacer`), then
+  ``repeats`` runs of the record held to the wall clock by the
+  :class:`~rths_ident.hybrid.loop.realtime.RealTimePacer`: per slow step the latency
+  (window opening → next target ready) min / median / p99 / p99.9 / max, and the missed
+  deadlines per run (in all, after the start-up padding, the longest run of them) — what
+  tells a user whether their machine holds the rate;
+
+* **the whole loop**, unpaced, through :func:`~rths_ident.hybrid.loop.engine.run_stepwise`
+  itself with a :class:`StepTimer` in the pacer's place (the engine's own timing of every
+  step: the site's call, the substructure's step, and the rest — the loop's own cost —
+  per slow step; the site is told its targets' arrival as in a paced run);
+* **the loop's own parts**, each over the record's steps on the run's own data: the
+  model-updating hook, copying the step's logs into their preallocated columns, the
+  actuator-limit check, the pacer's bookkeeping, the per-step call of the test record
+  (its writer thread's time per step, off the loop's thread, is given beside), and a
+  step event delivered to one subscriber (what a watcher costs the loop);
+* **the arithmetic** of the fast chunk: the fused engine's cost per fast step on the
+  same test (its whole record in one compiled call) × the rate ratio, against the virtual
+  site's call per slow step.
+
+Figures are per slow step over the steps of ``repeats`` runs (the median is the
+machine's speed, the tail its load), in µs.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+#: the coordination (slow) and the fast side's rates [Hz]
+RATES = {"slow_rate": 1024.0, "fast_rate": 4096.0}
+#: what each case is: the scenario, its numerical substructure, its loop variant
+CASES = ("rc-frame native", "rc-frame opensees", "lugre-frame rls")
+
+
+class StepTimer:
+    """The pacer's interface without waiting: each step's begin, end, site and NS
+    times, as :func:`~rths_ident.hybrid.loop.engine.run_stepwise` reports them to a pacer
+    (the garbage collector paused as in a paced run)."""
+
+    def __init__(self):
+        self.latency, self.site, self.ns = [], [], []
+        self._begin = 0.0
+        self._gc = False
+
+    def start(self, n_steps: int | None = None) -> None:
+        self._gc = gc.isenabled()
+        gc.collect()
+        gc.disable()
+
+    def stop(self) -> None:
+        if self._gc:
+            gc.enable()
+
+    def begin_step(self, k: int) -> None:
+        self._begin = time.perf_counter()
+
+    def end_step(self, k: int, ns_seconds: float, site_seconds: float = math.nan) -> int:
+        self.latency.append(time.perf_counter() - self._begin)
+        self.ns.append(ns_seconds)
+        self.site.append(site_seconds)
+        return 0
+
+
+def _us(values) -> dict:
+    """min / median / p99 / p99.9 / max of ``values`` [s] in µs."""
+    values = 1e6 * np.asarray(values, dtype=float)
+    p50, p99, p999 = np.percentile(values, (50, 99, 99.9))
+    return {"min": float(values.min()), "median": float(p50), "p99": float(p99), "p99.9": float(p999),
+            "max": float(values.max())}
+
+
+def _per_step(fn, n: int, repeats: int) -> dict:
+    """``fn(k)`` for k = 0 … n−1, ``repeats`` times: µs per call (median, p99, min)."""
+    times = np.empty(n * repeats)
+    clock = time.perf_counter
+    gc.disable()
+    try:
+        for r in range(repeats):
+            for k in range(n):
+                start = clock()
+                fn(k)
+                times[r * n + k] = clock() - start
+    finally:
+        gc.enable()
+    return _us(times)
+
+
+def _build(case: str, duration: float, padding: float):
+    from rths_ident.scenarios import lugre_frame, rc_frame  # noqa: PLC0415
+
+    settings = dict(duration=duration, pad_seconds=padding, **RATES)
+    if case == "rc-frame native":
+        cfg = rc_frame.RCFrameConfig(**settings)
+        return cfg, rc_frame.build(cfg), "none"
+    if case == "rc-frame opensees":
+        cfg = rc_frame.RCFrameConfig(ns="opensees", **settings)
+        return cfg, rc_frame.build(cfg), "none"
+    if case == "lugre-frame rls":
+        cfg = lugre_frame.LugreFrameConfig(updating="rls", **settings)
+        return cfg, lugre_frame.build(cfg), "updating"
+    raise ValueError(f"realtime_loop: unknown case {case!r}; expected one of {', '.join(CASES)}")
+
+
+def paced_runs(cfg, test, variant: str, repeats: int) -> dict:
+    """``repeats`` paced runs of ``test`` at ``cfg.slow_rate`` in the host's real-time
+    settings, after its jitter is measured (module doc): the latency per slow step over
+    all runs [µs], the missed deadlines of each run, the host's settings and jitter."""
+    from rths_ident.hybrid.loop.assembled import run_loop  # noqa: PLC0415
+    from rths_ident.hybrid.loop.realtime_host import RealTimeHost  # noqa: PLC0415
+    from rths_ident.runner.results import calibrated_pacer  # noqa: PLC0415
+
+    runs, latency, site, ns, own = [], [], [], [], []
+    host_figures = None
+    with RealTimeHost() as host:
+        for _ in range(repeats):
+            pacer = calibrated_pacer(cfg, host)
+            run_loop(test, "stepwise", variant=variant, pacer=pacer)
+            report = pacer.report()
+            host_figures = report.host
+            runs.append(missed_deadlines(report))
+            latency.append(report.latency_s)
+            site.append(report.site_s if report.site_s is not None else np.zeros_like(report.latency_s))
+            ns.append(report.ns_s)
+            own.append(report.loop_s)
+    latency = np.concatenate(latency)
+    return {
+        "steps_per_run": int(runs[0]["steps"]), "startup_steps": int(runs[0]["startup_steps"]),
+        "slow_step_us": 1e6 / cfg.slow_rate,
+        "latency_us": _us(latency), "site_us": _us(np.concatenate(site)), "ns_us": _us(np.concatenate(ns)),
+        "own_us": _us(np.concatenate(own)),
+        "runs": runs,
+        "runs_without_a_miss_after_startup": sum(run["missed_after_startup"] == 0 for run in runs),
+        "host": host_figures,
+    }
+
+
+def missed_deadlines(report) -> dict:
+    """A paced run's deadline figures (a :class:`~rths_ident.hybrid.loop.realtime.RealTimeReport`):
+    steps, missed ticks in all and after the start-up, the longest run of late steps."""
+    return {"steps": report.steps, "startup_steps": report.startup_steps,
+            "missed": report.missed_deadlines, "missed_after_startup": report.missed_after_startup,
+            "longest_missed_run": report.longest_missed_run,
+            "late_steps": int(np.sum(report.latency_s >= report.dt))}
+
+
+def _fused_us_per_fast_step(test, variant: str, repeats: int) -> float | None:
+    from rths_ident.hybrid.loop.assembled import compiled_fused_runner, loop_arguments  # noqa: PLC0415
+
+    if test.native_ns is None:
+        return None
+    parameters, initial = loop_arguments(test, variant)
+    runner = compiled_fused_runner(test, initial)
+    ag = jax.device_put(np.asarray(test.ground_accel))
+    jax.block_until_ready(runner(parameters, initial, ag))
+    best = math.inf
+    for _ in range(max(repeats, 3)):
+        start = time.perf_counter()
+        jax.block_until_ready(runner(parameters, initial, ag))
+        best = min(best, time.perf_counter() - start)
+    return 1e6 * best / (len(test.ground_accel) * test.fast_side.ratio)
+
+
+def _loop_parts(cfg, test, variant: str, repeats: int) -> dict:
+    """The loop's own parts, each on the run's own data (module doc)."""
+    from rths_ident.hybrid.loop.assembled import _hook, _limit_check, variant_guards, virtual_site  # noqa: PLC0415
+    from rths_ident.hybrid.loop.engine import ModelUpdater  # noqa: PLC0415
+    from rths_ident.hybrid.loop.model_updating import hook_init  # noqa: PLC0415
+    from rths_ident.hybrid.loop.realtime import RealTimePacer  # noqa: PLC0415
+    from rths_ident.hybrid.loop.step_logs import StepLogs  # noqa: PLC0415
+    from rths_ident.protocols import Estimate  # noqa: PLC0415
+    from rths_ident.runner.events import EventStream  # noqa: PLC0415
+    from rths_ident.runner.recording import StepRecorder, open_run_record  # noqa: PLC0415
+
+    n = len(test.ground_accel)
+    values = test.true_values if variant == "oracle" else test.initial_values
+    updater = ModelUpdater(_hook(test), (hook_init(values), variant_guards(test, variant)),
+                           Estimate(jnp.asarray(values, dtype=float), jnp.zeros(len(values)), jnp.asarray(False)))
+    site, ns = virtual_site(test), test.make_ns(variant)
+    readings, ns_logs = [], []
+    target = ns.initial_target()
+    for k in range(n):  # the run's own readings, logs and estimates
+        reading = site.step(target)
+        readings.append(reading)
+        target, ns_log = ns.step(reading.force, test.ground_accel[k])
+        ns_logs.append(ns_log)
+    ns.close()
+    updater.step(readings[0].estimate, 0)
+    update_logs = []
+    for k in range(n):
+        updater.step(readings[k].estimate, k)
+        update_logs.append(updater.log)
+    parts: dict = {}
+    parts["hook"] = _per_step(lambda k: updater.step(readings[k].estimate, k), n, repeats)
+    logs = StepLogs(n)
+
+    def store(k):
+        logs.store("fast", k, readings[k].log)
+        logs.store("update", k, update_logs[k])
+        logs.store("ns", k, ns_logs[k])
+        logs.count = k + 1
+
+    parts["logs"] = _per_step(store, n, repeats)
+    check = _limit_check(test.slow_rate)
+    parts["check"] = _per_step(lambda k: check(logs.row(k), k), n, repeats)
+    pacer = RealTimePacer(1e-9)  # every window already open: the bookkeeping alone
+    pacer.start(n * repeats)
+
+    def pace(k):
+        pacer.begin_step(k)
+        pacer.end_step(k, 0.0, 0.0)
+
+    parts["pacer"] = _per_step(pace, n, repeats)
+    pacer.stop()
+    with tempfile.TemporaryDirectory() as folder:
+        writer = open_run_record(Path(folder) / "bench.h5", cfg, test, "stepwise")
+        recorder = StepRecorder(writer, test.time_slow, None, test.ground_accel)
+        recorder.follow(logs, interval_s=3600.0)  # the thread idles: its writing is timed below
+        parts["record"] = _per_step(lambda k: recorder(k, logs.row(k)), n, 1)
+        start = time.perf_counter()
+        recorder.stop_following()  # writes every row, as the thread does in pieces
+        writer_s = time.perf_counter() - start
+        writer.close()
+    parts["record_writer_thread"] = {"median": 1e6 * writer_s / n, "p99": None, "min": None}
+    stream = EventStream(lambda event: None)
+    on_step = stream.step_callback(n)
+    parts["step_event"] = _per_step(lambda k: on_step(k, logs.row(k)), n, repeats)
+    return parts
+
+
+def run(repeats: int = 3, duration: float = 4.0, padding: float = 1.0, cases=CASES) -> dict:
+    """The paced loop and the per-part cost of a slow step at 1024/4096 Hz for each case
+    (module doc); ``duration`` s of record after ``padding`` s of zeros (the start-up)."""
+    from rths_ident.hybrid.loop.assembled import run_loop  # noqa: PLC0415
+
+    out: dict = {"slow_rate_hz": RATES["slow_rate"], "fast_rate_hz": RATES["fast_rate"], "duration_s": duration,
+                 "padding_s": padding, "repeats": repeats, "cases": {}}
+    for case in cases:
+        try:
+            cfg, test, variant = _build(case, duration, padding)
+        except ImportError as error:  # OpenSeesPy missing
+            out["cases"][case] = {"skipped": str(error)}
+            continue
+        run_loop(test, "stepwise", variant=variant)  # warm-up: every program compiled
+        latency, site, ns, walls = [], [], [], []
+        for _ in range(repeats):
+            timer = StepTimer()
+            _, wall = run_loop(test, "stepwise", variant=variant, pacer=timer)
+            latency += timer.latency
+            site += timer.site
+            ns += timer.ns
+            walls.append(wall / len(test.ground_accel))
+        latency, site, ns = (np.asarray(x) for x in (latency, site, ns))
+        fused = _fused_us_per_fast_step(test, variant, repeats)
+        result = {
+            "ratio": test.fast_side.ratio,
+            "paced": paced_runs(cfg, test, variant, repeats),
+            "loop_us": _us(latency), "site_us": _us(site), "ns_us": _us(ns), "own_us": _us(latency - site - ns),
+            "wall_us_per_step_median": 1e6 * statistics.median(walls),
+            "fused_us_per_fast_step": fused,
+            "parts_us": _loop_parts(cfg, test, variant, repeats),
+        }
+        if fused is not None:
+            arithmetic = fused * test.fast_side.ratio
+            result["arithmetic_us_per_slow_step"] = arithmetic
+            result["site_over_arithmetic"] = result["site_us"]["median"] / arithmetic
+        out["cases"][case] = result
+    return out
+
+
+def paced_lines(p: dict) -> list[str]:
+    """The paced runs' figures (:func:`paced_runs`) as the terminal shows them."""
+    lat = p["latency_us"]
+    runs = p["runs"]
+    missed = ", ".join(f"{run['missed']} ({run['missed_after_startup']})" for run in runs)
+    lines = [f"    paced ({len(runs)} runs of {p['steps_per_run']} steps, window {p['slow_step_us']:.1f} µs): latency "
+             f"per slow step min {lat['min']:.1f} / median {lat['median']:.1f} / p99 {lat['p99']:.1f} / "
+             f"p99.9 {lat['p99.9']:.1f} / max {lat['max']:.1f} µs",
+             f"      missed deadlines per run (after the {p['startup_steps']}-step start-up): {missed}; "
+             f"longest run {max(run['longest_missed_run'] for run in runs)}; "
+             f"{p['runs_without_a_miss_after_startup']} of {len(runs)} runs without a miss after start-up"]
+    host = p.get("host") or {}
+    if host:
+        settings, jitter = host.get("settings", {}), host.get("jitter", {})
+        wake = jitter.get("wake_late_us", {})
+        pinned = f"CPU {settings.get('cpu')}" if settings.get("cpu") is not None else "not pinned"
+        notes = "; ".join(settings.get("notes") or [])
+        lines.append(f"      host: {settings.get('scheduling')}, {pinned}; jitter before the run: wake-up late "
+                     f"p99 {wake.get('p99', float('nan')):.0f} / max {wake.get('max', float('nan')):.0f} µs, "
+                     f"busy-wait tail {host.get('spin_tail_us', float('nan')):.0f} µs" + (f" ({notes})" if notes else ""))
+    return lines
+
+
+def report(r: dict) -> list[str]:
+    lines = [f"step-wise loop at {r['slow_rate_hz']:g}/{r['fast_rate_hz']:g} Hz ({r['padding_s']:g} s start-up + "
+             f"{r['duration_s']:g} s record × {r['repeats']} runs; µs per slow step, median / p99):"]
+    for case, c in r["cases"].items():
+        if "skipped" in c:
+            lines.append(f"  {case}: skipped ({c['skipped']})")
+            continue
+        lines += [f"  {case} (ratio {c['ratio']}):"] + paced_lines(c["paced"])
+        f = lambda d: f"{d['median']:7.1f} / {d['p99']:7.1f}"  # noqa: E731
+        lines.append(f"    unpaced: whole step {f(c['loop_us'])} = site {f(c['site_us'])} "
+                     f"+ substructure {f(c['ns_us'])} + loop's own {f(c['own_us'])}")
+        if c.get("arithmetic_us_per_slow_step") is not None:
+            lines.append(f"    fast chunk: site call {c['site_us']['median']:.1f} µs vs the fused engine's "
+                         f"{c['fused_us_per_fast_step']:.3f} µs per fast step × {c['ratio']} = "
+                         f"{c['arithmetic_us_per_slow_step']:.1f} µs → {c['site_over_arithmetic']:.2f}×")
+        parts = c["parts_us"]
+        lines.append("    loop's own parts: " + ", ".join(
+            f"{name} {p['median']:.1f}" for name, p in parts.items() if name != "record_writer_thread")
+            + f" (record writer thread, off the loop: {parts['record_writer_thread']['median']:.1f} per step)")
+    return lines

@@ -1,0 +1,83 @@
+"""The host's jitter calibration against a fake clock (the lateness is known exactly), the
+busy-wait tail sized from it, and the real-time settings restored after the block."""
+
+import os
+import sys
+
+import numpy as np
+import pytest
+
+from rths_ident.hybrid.loop.realtime_host import MIN_SPIN_S, RealTimeHost, measure_jitter, spin_tail
+
+
+class LateSleeper:
+    """A clock whose sleeps end ``overshoot[i]`` s late (the i-th sleep), and whose every
+    reading costs ``poll`` s."""
+
+    def __init__(self, overshoot, poll=1e-7):
+        self.now, self.poll, self.overshoot, self.asked = 50.0, poll, list(overshoot), []
+
+    def __call__(self):
+        self.now += self.poll
+        return self.now
+
+    def sleep(self, seconds):
+        self.asked.append(seconds)
+        self.now += seconds + self.overshoot[len(self.asked) - 1]
+
+
+def test_the_calibration_measures_each_sleeps_overshoot_and_each_windows_lateness():
+    dt = 1.0 / 1024
+    overshoot = np.tile([20e-6, 20e-6, 20e-6, 600e-6], 256)  # every 4th sleep 0.6 ms late
+    clock = LateSleeper(overshoot)
+    jitter = measure_jitter(dt, seconds=1.0, clock=clock, sleep=clock.sleep)
+    assert jitter.windows == 1024
+    np.testing.assert_allclose(jitter.sleep_overshoot_s, overshoot[:jitter.sleep_overshoot_s.size], atol=3e-7)
+    # without a busy-wait tail, a window opens as late as its sleep ends
+    np.testing.assert_allclose(jitter.wake_late_s, overshoot[:1024], atol=3e-7)
+    figures = jitter.as_dict()
+    assert figures["windows_late_by_half_a_step"] == 256  # 0.6 ms > 0.49 ms
+    assert figures["wake_late_us"]["max"] == pytest.approx(600.0, abs=0.5)
+    assert "may not hold the rate" in jitter.describe()
+
+
+def test_a_busy_wait_tail_longer_than_the_overshoot_opens_every_window_on_time():
+    dt = 1.0 / 1024
+    clock = LateSleeper([100e-6] * 2048)
+    jitter = measure_jitter(dt, seconds=1.0, spin_s=200e-6, clock=clock, sleep=clock.sleep)
+    assert np.max(jitter.wake_late_s) <= 2e-7  # a clock reading or two
+    assert jitter.as_dict()["windows_late_by_half_a_step"] == 0
+    assert "held every window" in jitter.describe()
+
+
+def test_the_tail_is_the_overshoots_99_9th_percentile_within_its_bounds():
+    dt = 1.0 / 1024
+    for overshoot, expected in ((300e-6, 300e-6), (1e-6, MIN_SPIN_S), (5e-3, 0.5 * dt)):
+        clock = LateSleeper([overshoot] * 2048, poll=0.0)
+        jitter = measure_jitter(dt, seconds=0.5, clock=clock, sleep=clock.sleep)
+        assert spin_tail(jitter) == pytest.approx(expected, rel=1e-6)
+
+
+def test_the_host_settings_are_restored_after_the_block_also_after_a_fault():
+    before = (sys.getswitchinterval(), os.sched_getaffinity(0), os.sched_getscheduler(0),
+              os.getpriority(os.PRIO_PROCESS, 0))
+    with pytest.raises(RuntimeError, match="inside"):
+        with RealTimeHost() as settings:
+            assert sys.getswitchinterval() == pytest.approx(settings.switch_interval_s)
+            if settings.cpu is not None:
+                assert os.sched_getaffinity(0) == {settings.cpu}
+            # what was not granted is said, never silently dropped
+            assert settings.scheduling.startswith(("SCHED_FIFO", "nice")) or any(
+                "refused" in note for note in settings.notes)
+            raise RuntimeError("a fault inside the block")
+    after = (sys.getswitchinterval(), os.sched_getaffinity(0), os.sched_getscheduler(0),
+             os.getpriority(os.PRIO_PROCESS, 0))
+    assert after == before
+
+
+def test_a_disabled_host_changes_nothing_and_says_so():
+    interval = sys.getswitchinterval()
+    with RealTimeHost(enabled=False) as settings:
+        assert sys.getswitchinterval() == interval
+    assert settings.scheduling == "SCHED_OTHER" and settings.cpu is None
+    assert settings.notes == ["real-time settings not asked for"]

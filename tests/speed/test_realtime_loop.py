@@ -1,0 +1,83 @@
+"""``rths-ident bench --only realtime``: the deadline accounting against a fake clock (exact
+counts), what the terminal shows of it, and the paced runs wired through the real loop
+(no speed is asserted: figures come from the bench itself)."""
+
+import numpy as np
+import pytest
+
+from rths_ident.hybrid.loop.realtime import RealTimePacer
+from rths_ident.speed import realtime_loop
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 10.0
+
+    def __call__(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.now += seconds
+
+
+def _fake_run(work_s, dt=1.0 / 1024, startup=3):
+    clock = FakeClock()
+    pacer = RealTimePacer(dt, startup_steps=startup, clock=clock, sleep=clock.sleep, spin_s=0.0)
+    pacer.start(len(work_s))
+    for k, work in enumerate(work_s):
+        pacer.begin_step(k)
+        clock.now += work
+        pacer.end_step(k, 0.25 * work, 0.5 * work)
+    pacer.stop()
+    return pacer.report()
+
+
+def test_missed_deadlines_count_skipped_ticks_after_start_up_and_the_longest_run():
+    dt = 1.0 / 1024
+    # steps 0–1 in the start-up: 2.5 Δt (2 ticks missed) and on time; then 1.2 Δt twice in
+    # a row (1 tick each), on time, 3.1 Δt (3 ticks), on time
+    work = np.array([2.5, 0.3, 0.3, 1.2, 1.2, 0.3, 3.1, 0.3]) * dt
+    figures = realtime_loop.missed_deadlines(_fake_run(work, dt, startup=2))
+    assert figures == {"steps": 8, "startup_steps": 2, "missed": 2 + 1 + 1 + 3, "missed_after_startup": 1 + 1 + 3,
+                       "longest_missed_run": 2, "late_steps": 4}
+
+
+def test_the_per_step_statistics_are_the_samples_order_statistics():
+    samples = np.arange(1, 1001) * 1e-6  # 1 … 1000 µs
+    figures = realtime_loop._us(samples)
+    assert figures["min"] == pytest.approx(1.0) and figures["max"] == pytest.approx(1000.0)
+    assert figures["median"] == pytest.approx(500.5)
+    assert figures["p99"] == pytest.approx(np.percentile(np.arange(1, 1001), 99))
+
+
+def test_the_terminal_shows_the_latency_and_every_runs_misses():
+    report = _fake_run(np.array([0.2, 0.2, 0.2, 2.5, 0.2]) / 1024, startup=2)
+    paced = {"steps_per_run": 5, "startup_steps": 2, "slow_step_us": 976.5625,
+             "latency_us": realtime_loop._us(report.latency_s), "runs": [realtime_loop.missed_deadlines(report)] * 2,
+             "runs_without_a_miss_after_startup": 0,
+             "host": {"settings": {"scheduling": "SCHED_FIFO 50", "cpu": 1, "notes": []},
+                      "jitter": {"wake_late_us": {"p99": 12.0, "max": 40.0}}, "spin_tail_us": 25.0}}
+    text = "\n".join(realtime_loop.paced_lines(paced))
+    assert "max 2441.4 µs" in text  # 2.5 Δt
+    assert "missed deadlines per run (after the 2-step start-up): 2 (2), 2 (2)" in text
+    assert "0 of 2 runs without a miss after start-up" in text
+    assert "SCHED_FIFO 50, CPU 1" in text
+
+
+@pytest.mark.slow
+def test_paced_runs_go_through_the_pacer_of_a_real_run():
+    cfg, test, variant = realtime_loop._build("rc-frame native", duration=0.1, padding=0.05)
+    paced = realtime_loop.paced_runs(cfg, test, variant, repeats=2)
+    n = len(test.ground_accel)
+    assert paced["steps_per_run"] == n  # the whole record, padding included
+    assert paced["startup_steps"] == int(round(0.05 * 1024))
+    assert len(paced["runs"]) == 2
+    for run in paced["runs"]:
+        assert run["steps"] == n and 0 <= run["missed_after_startup"] <= run["missed"]
+        assert run["late_steps"] <= run["missed"]  # a late step misses at least one tick
+    lat = paced["latency_us"]
+    assert 0 < lat["min"] <= lat["median"] <= lat["p99"] <= lat["max"]
+    # each step's latency holds its site's and its substructure's shares
+    assert paced["site_us"]["min"] > 0 and paced["ns_us"]["min"] > 0
+    assert paced["own_us"]["min"] >= -1e-3  # µs: clock readings of one thread, in order
+    assert paced["host"]["jitter"]["windows"] == 1024  # a second of empty windows before each run
