@@ -132,3 +132,16 @@ def test_new_constants_and_a_restarted_carry_give_the_unpacked_numbers():
         restarted.inputs[0] = force
         np.testing.assert_allclose(restarted()["u"], ref["u"], rtol=1e-12, atol=1e-15)
     assert program.carry["n"] == 20  # the original program's carry is its own
+
+
+def test_a_call_leaves_the_previous_carry_valid():
+    """A Ctrl-C landing between the compiled call's return and the new carry's assignment
+    leaves the program on its previous carry: that buffer must still be readable (a
+    donated buffer would be deleted, and a safe stop reading the state would fail)."""
+    program = PackedProgram(duffing_step, CONSTANTS, CARRY, 1)
+    program.inputs[0] = 1.0
+    previous = program._carry
+    program()
+    assert not previous.is_deleted()
+    program._carry = previous  # as if the assignment never happened
+    assert program.carry["n"] == 0

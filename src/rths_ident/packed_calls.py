@@ -16,10 +16,12 @@ host reads every leaf by name without a copy).
 
 :class:`PackedProgram` compiles ``fn(constants, carry, inputs) -> (carry, outputs)`` ahead
 of time with each of the four packed: the constants and the carry stay on the device
-between calls (the carry's buffer is donated, so XLA writes the new carry in place),
-``inputs`` is one float64 vector the caller fills, ``outputs`` one byte vector that the
+between calls, ``inputs`` is one float64 vector the caller fills, ``outputs`` one byte vector that the
 host reads through NumPy views (one per leaf, no copy). One call then crosses three
-arguments and two results whatever the trees hold.
+arguments and two results whatever the trees hold. The carry's buffer is not donated to
+the call: a Ctrl-C that lands between the call's return and the new carry's assignment
+leaves the previous carry valid (a donated one would be deleted, and a safe stop that
+starts from the site's state could not run).
 
 The call runs as a single XLA kernel: the body is wrapped in a ``while`` loop of one trip
 that XLA cannot count, so its small-loop pass (:mod:`rths_ident.small_loop_kernels`)
@@ -277,7 +279,7 @@ class PackedProgram:
 
         byte_vector = lambda layout: jax.ShapeDtypeStruct((layout.nbytes,), jnp.uint8)  # noqa: E731
         call_inputs = jax.ShapeDtypeStruct((n_user + 1,), jnp.float64)
-        compiled = jax.jit(packed, donate_argnums=1).lower(
+        compiled = jax.jit(packed).lower(
             byte_vector(constants_layout), byte_vector(carry_layout), call_inputs).compile()
         return compiled, outputs_layout
 

@@ -185,3 +185,74 @@ def test_log_units_name_every_parameter_and_response():
     assert units["fast/force"] == "N" and units["fast/measured"] == "m"
     none = log_units(types.SimpleNamespace(response_names=("roof",), param_names=(), param_units={}))
     assert none["update/estimate"] == "SI"
+
+
+def test_a_followed_run_is_written_from_the_thread_with_the_same_steps(tmp_path):
+    """Paced runs hand the record to a writer thread that follows the loop's preallocated
+    logs: the record holds what the loop logged, step for step, and the per-step call
+    only reports progress."""
+    from rths_ident.hybrid.loop.step_logs import StepLogs
+
+    n = 80
+    seen = []
+    with TestRecordWriter.open(tmp_path / "r.h5", {}, UNITS, flush_every=1000) as rec:
+        recorder = StepRecorder(rec, _time(n), progress=lambda k, log: seen.append(k), ground_accel=_ground(n))
+        recorder.start("stepwise")
+        logs = StepLogs(n)
+        recorder.follow(logs, interval_s=0.001)
+        result = run_stepwise(_SpringSite(), _SdofNS(), _ground(n), on_step=recorder, logs=logs)
+        recorder.stop_following()
+        rec.finish({})
+    r = read_test_record(tmp_path / "r.h5")
+    assert r.complete and r.n_steps == n and seen == list(range(n))
+    reference = run_stepwise(_SpringSite(), _SdofNS(), _ground(n))
+    np.testing.assert_array_equal(r.steps["ns/u"], reference["ns"]["u"])
+    np.testing.assert_array_equal(r.steps["fast/force"], result["fast"]["force"])
+    np.testing.assert_array_equal(r.time, _time(n))
+
+
+def test_a_write_failing_on_the_thread_stops_the_loop_at_its_next_step(tmp_path):
+    """The writer thread's write fails (as on a full disk): the loop's next per-step call
+    raises it, so the loop stops there, brings the specimen to rest and keeps its steps,
+    as when the loop writes itself."""
+    import time
+
+    from rths_ident.hybrid.loop.step_logs import StepLogs
+    from rths_ident.records.writer import RecordWriteError
+
+    n = 40
+    writes = []
+
+    class FailingWriter:
+        steps = 0
+        failure = None
+
+        def extend(self, steps):
+            writes.append(len(steps["time"]))
+            raise RecordWriteError("test record r.h5: the disk is full")
+
+        def event(self, *args, **kwargs):
+            pass
+
+    recorder = StepRecorder(FailingWriter(), _time(n))
+    logs = StepLogs(n)
+    recorder.follow(logs, interval_s=0.001)
+
+    def on_step(k, row):
+        if k == 5:  # the thread meets the completed steps and fails on them
+            deadline = time.monotonic() + 10.0
+            while recorder._failure is None and time.monotonic() < deadline:
+                time.sleep(0.001)
+        recorder(k, row)
+
+    site, ns = _SpringSite(), _SdofNS()
+    ns.dt = DT
+    with pytest.raises(LoopAborted) as caught:
+        run_stepwise(site, ns, _ground(n), on_step=on_step, logs=logs,
+                     safe_stop=SafeStop(hold_s=0.02, ramp_s=0.05, settle_s=0.01))
+    message = str(caught.value)
+    assert message.startswith("slow step 5 (t = 0.060 s) stopped: recording the step failed: RecordWriteError: "
+                              "test record r.h5: the disk is full")
+    assert "the 6 completed slow steps are kept" in message and site.x == 0.0
+    recorder.stop_following(raise_failure=False)  # what record_aborted does: nothing more is written
+    assert len(writes) == 1
