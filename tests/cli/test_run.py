@@ -310,3 +310,18 @@ def test_check_predict_runs_the_virtual_twin_and_says_go_or_no_go(tmp_path, caps
 
     assert main(["check", "rig-sdof", "--predict"]) == 1
     assert "has no virtual twin" in capsys.readouterr().err
+
+
+def test_realtime_pads_a_shipped_test_unless_the_user_sets_the_padding(tmp_path):
+    """A shipped test file writes every field (padding = 0.0 among them): ``--realtime``
+    still gives it the 5 s start-up; ``--pad`` or the user's own test file decides."""
+    from importlib import resources
+
+    from rths_ident.cli.run import _padding_left_to_default, resolve
+
+    assert _padding_left_to_default(resolve("rc-frame", ["--realtime"])[4])
+    assert not _padding_left_to_default(resolve("rc-frame", ["--realtime", "--pad", "0"])[4])
+    own = tmp_path / "my-frame.toml"
+    own.write_text(resources.files("rths_ident.scenarios").joinpath("shipped", "rc-frame.toml").read_text())
+    assert "padding = 0.0" in own.read_text()
+    assert not _padding_left_to_default(resolve(str(own), ["--realtime"])[4])

@@ -210,6 +210,16 @@ def live_page(host: str, port: int, stop=None, replay: bool = False):
     return LivePage(host, port, stop=stop, replay=replay).start()
 
 
+def _padding_left_to_default(origin: dict) -> bool:
+    """Whether the user left the record's padding to its default: neither the command line
+    nor their own test file sets it (a shipped test file writes every field, padding 0 s
+    among them: ``--realtime`` still pads those by 5 s)."""
+    from rths_ident.scenarios.kinds import is_shipped_source  # noqa: PLC0415
+
+    where = origin.get("pad_seconds")
+    return where is None or (where.option is None and is_shipped_source(where.source))
+
+
 def run_resolved(kind_name: str, kind, values: dict, origin: dict, flags: "RunFlags | bool" = False) -> int:
     """Run a resolved test: outputs checked, then the run (watched by the terminal and,
     with ``--live``, the live page), the report, JSON and figures."""
@@ -219,7 +229,7 @@ def run_resolved(kind_name: str, kind, values: dict, origin: dict, flags: "RunFl
     run = {k[len("run:"):]: v for k, v in values.items() if k.startswith("run:")}
     json_path, plots_dir = _checked_outputs(run)
     realtime = bool(run.get("realtime"))
-    if realtime and "pad_seconds" not in origin and any(f.target == "pad_seconds" for f in kind.fields):
+    if realtime and _padding_left_to_default(origin) and any(f.target == "pad_seconds" for f in kind.fields):
         values = {**values, "pad_seconds": DEFAULT_PADDING_S}  # the start-up seed 003 pads
     cfg = kind.config(values)
     module = kind.module

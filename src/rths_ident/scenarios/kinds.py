@@ -112,13 +112,22 @@ TEST_KINDS: Registry[TestKind] = Registry("test kind", {
 SHIPPED_TESTS = ("lugre-frame", "bw-frame", "rc-frame", "marths", "rig-sdof", "rig-bridge")
 
 
+#: how a shipped test file names itself as the source of its values (``Where.source``)
+SHIPPED_SOURCE = "{name} (shipped test)"
+
+
+def is_shipped_source(source: str) -> bool:
+    """Whether a value's source (``Where.source``) is a shipped test file."""
+    return any(source == SHIPPED_SOURCE.format(name=name) for name in SHIPPED_TESTS)
+
+
 def shipped_test_file(name: str) -> TestFile:
     """The shipped test file ``name`` (a clear error listing the shipped tests)."""
     if name not in SHIPPED_TESTS:
         raise ParameterError(f"unknown test {name!r}: expected one of {' | '.join(SHIPPED_TESTS)} or a test file "
                              "(FILE.toml) or a test record (FILE.h5)")
     text = resources.files("rths_ident.scenarios").joinpath("shipped", f"{name}.toml").read_text(encoding="utf-8")
-    return parse_test_text(text, f"{name} (shipped test)")
+    return parse_test_text(text, SHIPPED_SOURCE.format(name=name))
 
 
 def kind_of(test_file: TestFile) -> tuple[str, TestKind]:
