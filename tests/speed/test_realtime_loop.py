@@ -81,3 +81,28 @@ def test_paced_runs_go_through_the_pacer_of_a_real_run():
     assert paced["site_us"]["min"] > 0 and paced["ns_us"]["min"] > 0
     assert paced["own_us"]["min"] >= -1e-3  # µs: clock readings of one thread, in order
     assert paced["host"]["jitter"]["windows"] == 1024  # a second of empty windows before each run
+
+
+def test_the_rate_tables_fast_rate_is_the_smallest_whole_multiple_of_at_least_4_khz():
+    assert [realtime_loop.fast_rate_for(rate) for rate in (50, 256, 512, 1024, 4000, 6000)] == [
+        4000.0, 4096.0, 4096.0, 4096.0, 4000.0, 6000.0]
+    with pytest.raises(ValueError, match="slow rate"):
+        realtime_loop.fast_rate_for(0.0)
+
+
+def test_the_rate_table_shows_each_rate_and_each_runs_misses():
+    run = realtime_loop.missed_deadlines(_fake_run(np.array([0.2, 0.2, 0.2, 2.5, 0.2]) / 1024, startup=2))
+    figures = {"slow_step_us": 976.5625, "fast_rate_hz": 4096.0, "latency_us": {"median": 300.0, "p99": 500.0,
+                                                                                  "max": 2441.4},
+               "runs": [run, {**run, "missed_after_startup": 0}], "runs_without_a_miss_after_startup": 1}
+    lines = realtime_loop.rate_table_lines({"rc-frame native": {"1024": figures, "50": {"skipped": "no"}}})
+    assert "1024/4096" in lines[2] and lines[2].rstrip().endswith("2, 0 (1 of 2 runs without a miss)")
+    assert "skipped (no)" in lines[3]
+
+
+def test_bench_refuses_a_rate_out_of_range_in_one_line(capsys):
+    from rths_ident.cli import main
+
+    assert main(["bench", "--only", "realtime", "--slow-rates", "1024", "-5"]) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--slow-rates = 1024 -5: expected rates in (0, 10000] Hz" in err[0]

@@ -52,6 +52,9 @@ def _check_before_work(args: argparse.Namespace, which: set[str]) -> Path | None
 
     if args.repeats < 1:
         raise ParameterError(f"--repeats = {args.repeats}: expected an integer ≥ 1")
+    if args.slow_rates and not all(0 < rate <= 10_000 for rate in args.slow_rates):
+        raise ParameterError(f"--slow-rates = {' '.join(f'{r:g}' for r in args.slow_rates)}: expected rates in "
+                             "(0, 10000] Hz")
     json_path = check_output_file("--json", args.json) if args.json else None
     if "batch" in which and not args.no_cluster:
         extras.require("cluster", "bench: the local Dask cluster figure (--no-cluster skips it)")
@@ -138,6 +141,11 @@ def _bench(args: argparse.Namespace) -> int:
                               padding=0.25 if quick else 1.0)
         results["realtime_loop"] = r
         print("\n".join(realtime_loop.report(r)))
+        if args.slow_rates:
+            table = realtime_loop.rate_table(args.slow_rates, repeats=1 if quick else args.repeats,
+                                             duration=1.0 if quick else 4.0, padding=0.25 if quick else 1.0)
+            results["realtime_loop"]["by_slow_rate"] = table
+            print("\n".join(realtime_loop.rate_table_lines(table)))
     if "calibrate" in which:
         from rths_ident.speed import calibration  # noqa: PLC0415
         from rths_ident.calibration.sdof_rths import StudySettings  # noqa: PLC0415
@@ -161,6 +169,9 @@ def add_bench_command(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--quick", action="store_true", help="short records and few repeats (smoke test)")
     parser.add_argument("--repeats", type=int, default=3,
                         help="timed runs of each figure (min and median are printed; default 3)")
+    parser.add_argument("--slow-rates", nargs="+", type=float, metavar="HZ", default=None,
+                        help="realtime: also pace each case at these slow rates (e.g. 50 256 512 1024; the fast "
+                             "rate is the smallest whole multiple ≥ 4 kHz) — the largest rate this machine holds")
     parser.add_argument("--no-cluster", action="store_true",
                         help="batch: skip the local Dask cluster (2 worker processes) of the study figures")
     add_json_option(parser, "every figure")

@@ -48,6 +48,17 @@ import numpy as np
 RATES = {"slow_rate": 1024.0, "fast_rate": 4096.0}
 #: what each case is: the scenario, its numerical substructure, its loop variant
 CASES = ("rc-frame native", "rc-frame opensees", "lugre-frame rls")
+#: the fast side runs at least this rate [Hz] (the seeds' 4 kHz controllers), a whole multiple of the slow rate
+MIN_FAST_RATE_HZ = 4000.0
+
+
+def fast_rate_for(slow_rate: float) -> float:
+    """The fast rate of the rate table at ``slow_rate`` [Hz]: its smallest whole multiple
+    of at least :data:`MIN_FAST_RATE_HZ` (50 → 4000 Hz, ratio 80 as in seeds 000 and
+    003; 256, 512, 1024 → 4096 Hz, ratios 16, 8, 4)."""
+    if not (math.isfinite(slow_rate) and slow_rate > 0):
+        raise ValueError(f"slow rate {slow_rate!r} Hz: expected a positive number")
+    return float(slow_rate * math.ceil(MIN_FAST_RATE_HZ / slow_rate - 1e-12))
 
 
 class StepTimer:
@@ -103,10 +114,10 @@ def _per_step(fn, n: int, repeats: int) -> dict:
     return _us(times)
 
 
-def _build(case: str, duration: float, padding: float):
+def _build(case: str, duration: float, padding: float, rates: dict = RATES):
     from rths_ident.scenarios import lugre_frame, rc_frame  # noqa: PLC0415
 
-    settings = dict(duration=duration, pad_seconds=padding, **RATES)
+    settings = dict(duration=duration, pad_seconds=padding, **rates)
     if case == "rc-frame native":
         cfg = rc_frame.RCFrameConfig(**settings)
         return cfg, rc_frame.build(cfg), "none"
@@ -283,6 +294,48 @@ def run(repeats: int = 3, duration: float = 4.0, padding: float = 1.0, cases=CAS
             result["site_over_arithmetic"] = result["site_us"]["median"] / arithmetic
         out["cases"][case] = result
     return out
+
+
+def rate_table(slow_rates, repeats: int = 3, duration: float = 4.0, padding: float = 1.0, cases=CASES) -> dict:
+    """The paced loop (:func:`paced_runs`) of each case at each slow rate [Hz] (the fast
+    rate: :func:`fast_rate_for`): ``{case: {rate: figures}}``, where a user reads the
+    largest rate their machine holds."""
+    from rths_ident.hybrid.loop.assembled import run_loop  # noqa: PLC0415
+
+    table: dict = {}
+    for case in cases:
+        table[case] = {}
+        for slow in slow_rates:
+            rates = {"slow_rate": float(slow), "fast_rate": fast_rate_for(float(slow))}
+            try:
+                cfg, test, variant = _build(case, duration, padding, rates)
+            except ImportError as error:  # OpenSeesPy missing
+                table[case][f"{slow:g}"] = {"skipped": str(error)}
+                continue
+            run_loop(test, "stepwise", variant=variant)  # warm-up: every program compiled
+            figures = paced_runs(cfg, test, variant, repeats)
+            figures["fast_rate_hz"] = rates["fast_rate"]
+            table[case][f"{slow:g}"] = figures
+    return table
+
+
+def rate_table_lines(table: dict) -> list[str]:
+    """The rate table as the terminal shows it: per case and slow rate, the latency per
+    slow step and the missed deadlines after start-up of each run."""
+    lines = ["paced step-wise loop by slow rate (latency per slow step in µs; missed deadlines after start-up, "
+             "per run):",
+             f"  {'case':20s} {'slow/fast Hz':>14s} {'window':>8s} {'median':>8s} {'p99':>8s} {'max':>9s}  missed"]
+    for case, by_rate in table.items():
+        for rate, p in by_rate.items():
+            if "skipped" in p:
+                lines.append(f"  {case:20s} {rate:>14s}  skipped ({p['skipped']})")
+                continue
+            lat = p["latency_us"]
+            missed = ", ".join(str(run["missed_after_startup"]) for run in p["runs"])
+            lines.append(f"  {case:20s} {rate + '/' + format(p['fast_rate_hz'], 'g'):>14s} {p['slow_step_us']:8.1f} "
+                         f"{lat['median']:8.1f} {lat['p99']:8.1f} {lat['max']:9.1f}  {missed} "
+                         f"({p['runs_without_a_miss_after_startup']} of {len(p['runs'])} runs without a miss)")
+    return lines
 
 
 def paced_lines(p: dict) -> list[str]:
