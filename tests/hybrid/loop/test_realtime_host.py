@@ -81,3 +81,43 @@ def test_a_disabled_host_changes_nothing_and_says_so():
         assert sys.getswitchinterval() == interval
     assert settings.scheduling == "SCHED_OTHER" and settings.cpu is None
     assert settings.notes == ["real-time settings not asked for"]
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="Linux /proc")
+def test_xla_worker_threads_run_with_the_loop_and_are_restored():
+    """A thread named as XLA's intra-op workers is raised to the loop's policy and pinned
+    to its CPU inside the block (the loop waits for such threads), and restored after."""
+    import threading
+
+    from rths_ident.hybrid.loop.realtime_host import compute_threads
+
+    ready, done = threading.Event(), threading.Event()
+    tids = []
+
+    def worker():
+        tids.append(threading.get_native_id())
+        with open(f"/proc/self/task/{tids[0]}/comm", "w") as comm:
+            comm.write("tf_XLAEigen_t")
+        ready.set()
+        done.wait(30)
+
+    thread = threading.Thread(target=worker, daemon=True)
+    thread.start()
+    assert ready.wait(10)
+    tid = tids[0]
+    try:
+        assert tid in compute_threads()
+        before = (os.sched_getscheduler(tid), os.sched_getaffinity(tid))
+        with RealTimeHost() as settings:
+            if settings.cpu is None and not settings.scheduling.startswith("SCHED_FIFO"):
+                pytest.skip("this host grants neither pinning nor SCHED_FIFO: nothing to raise the workers to")
+            assert settings.compute_threads >= 1
+            if settings.cpu is not None:
+                assert os.sched_getaffinity(tid) == {settings.cpu}
+            if settings.scheduling.startswith("SCHED_FIFO"):
+                assert os.sched_getscheduler(tid) == os.SCHED_FIFO
+            assert "XLA worker threads with the loop" in settings.describe()
+        assert (os.sched_getscheduler(tid), os.sched_getaffinity(tid)) == before
+    finally:
+        done.set()
+        thread.join()

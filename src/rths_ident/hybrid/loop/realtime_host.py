@@ -17,6 +17,10 @@ what it got:
   window rather than spinning through it;
 * **timer slack**: 1 ns for the loop's thread (``prctl(PR_SET_TIMERSLACK)``; ordinary
   threads may be woken up to 50 µs after the time they asked for);
+* **XLA's worker threads** (its intra-op pool, ``tf_XLAEigen``): raised to the loop's
+  policy and pinned to its CPU, because a compiled call may hand work to them and wait
+  (a worker left at the ordinary policy on a loaded machine makes the real-time loop
+  wait milliseconds for it — priority inversion);
 * **the interpreter's switch interval**: :data:`SWITCH_INTERVAL_S` instead of 5 ms, so that
   when another Python thread (the test record's writer) holds the interpreter lock, the
   loop gets it back within that interval;
@@ -49,8 +53,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["FIFO_PRIORITY", "NICE_FALLBACK", "SWITCH_INTERVAL_S", "HostSettings", "RealTimeHost",
-           "JitterReport", "measure_jitter", "spin_tail", "lower_this_thread"]
+__all__ = ["FIFO_PRIORITY", "NICE_FALLBACK", "SWITCH_INTERVAL_S", "COMPUTE_THREAD_NAMES", "HostSettings",
+           "RealTimeHost", "JitterReport", "measure_jitter", "spin_tail", "compute_threads", "lower_this_thread"]
 
 #: SCHED_FIFO priority of the loop's thread (1 … 99; the record writer runs below it)
 FIFO_PRIORITY = 50
@@ -81,12 +85,15 @@ class HostSettings:
     scheduling: str = "SCHED_OTHER"  # the loop thread's policy as set: "SCHED_FIFO 50", "nice -10", …
     timer_slack_ns: int | None = None
     switch_interval_s: float | None = None
+    compute_threads: int = 0  # XLA's worker threads raised with the loop (the loop waits for them)
     notes: list = dataclasses.field(default_factory=list)  # what was refused, and why
 
     def describe(self) -> str:
         pinned = f"pinned to CPU {self.cpu} of {self.cpus_available}" if self.cpu is not None else "not pinned"
         text = (f"{self.scheduling}, {pinned}, timer slack {self.timer_slack_ns} ns, "
                 f"switch interval {1e6 * (self.switch_interval_s or 0):.0f} µs")
+        if self.compute_threads:
+            text += f", {self.compute_threads} XLA worker threads with the loop"
         return text + (f" ({'; '.join(self.notes)})" if self.notes else "")
 
 
@@ -110,6 +117,7 @@ class RealTimeHost:
         self._pin(settings)
         self._schedule(settings)
         self._timer_slack(settings)
+        self._raise_compute_threads(settings)
         previous = sys.getswitchinterval()
         sys.setswitchinterval(self.switch_interval_s)
         settings.switch_interval_s = sys.getswitchinterval()
@@ -161,6 +169,28 @@ class RealTimeHost:
         settings.scheduling = f"nice {os.getpriority(os.PRIO_PROCESS, 0)}"
         self._restore.append(lambda: os.setpriority(os.PRIO_PROCESS, 0, previous))
 
+    def _raise_compute_threads(self, settings: HostSettings) -> None:
+        """XLA's worker threads (:data:`COMPUTE_THREAD_NAMES`) to the loop's policy and CPU:
+        a compiled call may hand part of its work to them and wait, and a worker left at
+        the ordinary policy then waits for a CPU behind every other process while the
+        real-time loop waits for it (priority inversion: steps of several ms)."""
+        if settings.cpu is None and not settings.scheduling.startswith("SCHED_FIFO"):
+            return
+        for tid in compute_threads():
+            try:
+                affinity, policy, param = os.sched_getaffinity(tid), os.sched_getscheduler(tid), os.sched_getparam(tid)
+                if settings.cpu is not None:
+                    os.sched_setaffinity(tid, {settings.cpu})
+                    self._restore.append(lambda tid=tid, affinity=affinity: os.sched_setaffinity(tid, affinity))
+                if settings.scheduling.startswith("SCHED_FIFO"):
+                    os.sched_setscheduler(tid, os.SCHED_FIFO, os.sched_param(self.fifo_priority))
+                    self._restore.append(lambda tid=tid, policy=policy, param=param:
+                                         os.sched_setscheduler(tid, policy, param))
+            except OSError as error:  # the thread ended, or the system refuses
+                settings.notes.append(f"XLA worker thread {tid}: {error.strerror}")
+                continue
+            settings.compute_threads += 1
+
     def _timer_slack(self, settings: HostSettings) -> None:
         prctl = _prctl()
         if prctl is None:
@@ -172,6 +202,29 @@ class RealTimeHost:
             return
         settings.timer_slack_ns = int(prctl(_PR_GET_TIMERSLACK, 0, 0, 0, 0))
         self._restore.append(lambda: prctl(_PR_SET_TIMERSLACK, previous, 0, 0, 0))
+
+
+#: name prefixes of the threads a compiled call may wait for (XLA:CPU's intra-op pool)
+COMPUTE_THREAD_NAMES = ("tf_XLAEigen",)
+
+
+def compute_threads() -> list[int]:
+    """Thread ids of this process's XLA worker threads (Linux: ``/proc/self/task``; none
+    elsewhere)."""
+    try:
+        tids = os.listdir("/proc/self/task")
+    except OSError:
+        return []
+    found = []
+    for tid in tids:
+        try:
+            with open(f"/proc/self/task/{tid}/comm") as comm:
+                name = comm.read().strip()
+        except OSError:
+            continue
+        if name.startswith(COMPUTE_THREAD_NAMES):
+            found.append(int(tid))
+    return sorted(found)
 
 
 def lower_this_thread(fifo_priority: int | None = None) -> str:
