@@ -237,7 +237,10 @@ def test_ctrl_c_brings_a_paced_run_to_rest_and_says_so_in_the_record(tmp_path):
     src = str(Path(__file__).resolve().parents[2] / "src")
     process = subprocess.Popen([sys.executable, "-m", "rths_ident.cli", "run", "lugre-frame", "--engine", "stepwise",
                                 "--realtime", "--duration", "20", "--pad", "1", "--no-compare", "--quiet",
-                                "--live", "--live-port", "0", "--test-record", str(record_path)], cwd=tmp_path, stdout=subprocess.PIPE,
+                                "--live", "--live-port", "0", "--test-record", str(record_path),
+                                # on a loaded machine a late target makes dAMB's command jump past the
+                                # 3 m/s command-velocity interlock (4.8 m/s seen): this test is about Ctrl-C
+                                "--set", "interlocks.command_velocity=100"], cwd=tmp_path, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": src})
     try:
         deadline = time.monotonic() + 300
