@@ -85,3 +85,30 @@ def test_virtual_site_is_brought_to_rest_by_its_actuator_command():
     measured = stop["measured"].ravel()
     assert abs(measured[-1]) < 1e-3 * abs(held)
     assert np.max(stop["limit"]) == 0
+
+
+class _SiteWithOwnStop:
+    """A site whose own safe stop returns the given measured displacement [m]."""
+
+    def __init__(self, measured):
+        self.measured = np.asarray(measured, dtype=float)
+
+    def safe_stop(self, last_target, dt, policy):
+        return {"measured": self.measured, "force": np.zeros_like(self.measured)}
+
+
+def test_a_stop_whose_actuator_runs_away_is_not_called_at_rest():
+    """Held at 5 mm then ramped to zero: at rest. The same ramp with the actuator
+    diverging (an unstable servo loop: 2e-6 m × 1e110 = 2e104 m at the end) or not finite: FAILED, check by
+    hand (the message says where the actuator ended)."""
+    from rths_ident.hybrid.loop.safe_stop import bring_to_rest
+
+    ramp = np.concatenate([np.full(10, 5e-3), np.linspace(5e-3, 0.0, 40), np.full(10, 2e-6)])
+    settled = bring_to_rest(_SiteWithOwnStop(ramp), [5e-3], 0.02, SafeStop())
+    assert settled.at_rest and settled.describe().startswith("The specimen was brought to rest")
+    runaway = bring_to_rest(_SiteWithOwnStop(ramp * np.geomspace(1.0, 1e110, ramp.size)), [5e-3], 0.02, SafeStop())
+    assert not runaway.at_rest
+    assert "the actuator did not settle: measured displacement 2e+104 m at the end" in runaway.describe()
+    assert "check the rig by hand" in runaway.describe()
+    nan = bring_to_rest(_SiteWithOwnStop(np.append(ramp, np.nan)), [5e-3], 0.02, SafeStop())
+    assert not nan.at_rest and "not finite" in nan.describe()

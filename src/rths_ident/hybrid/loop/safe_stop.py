@@ -99,6 +99,33 @@ def bring_to_rest(site, last_target, dt: float, policy: SafeStop | None) -> Rest
         return _bring_to_rest(site, last_target, dt, policy)
 
 
+#: the measured displacement at the end of the stop, relative to the largest during it,
+#: above which the specimen is not at rest (the command is back at zero; a servo-hydraulic
+#: actuator under position control follows it to well within this)
+SETTLED_FRACTION = 0.1
+#: … and an absolute floor [m] for stops that started at rest (sensor noise)
+SETTLED_FLOOR_M = 1e-4
+
+
+def _not_settled(measured) -> str | None:
+    """Why the measured displacement of a safe stop (samples in time order, any shape
+    whose first axis is time) says the specimen is not at rest, or None: not finite, or
+    at the end more than ``SETTLED_FRACTION`` of its largest value during the stop (plus
+    ``SETTLED_FLOOR_M``) — an actuator that runs away while its command ramps to zero."""
+    if measured is None:
+        return None
+    x = np.abs(np.asarray(measured, dtype=float).reshape(-1))
+    if x.size == 0:
+        return None
+    if not np.all(np.isfinite(x)):
+        return "the measured displacement is not finite at the end of the stop"
+    end, largest = float(x[-1]), float(np.max(x))
+    if end > SETTLED_FRACTION * largest + SETTLED_FLOOR_M:
+        return (f"the actuator did not settle: measured displacement {end:.4g} m at the end of the stop "
+                f"(largest during it {largest:.4g} m) with the command at zero")
+    return None
+
+
 def _bring_to_rest(site, last_target, dt: float, policy: SafeStop) -> RestResult:
     try:
         own = getattr(site, "safe_stop", None)
@@ -109,7 +136,8 @@ def _bring_to_rest(site, last_target, dt: float, policy: SafeStop) -> RestResult
                     return RestResult(policy, summary=logs)
                 return RestResult(policy, error=logs)
             force = np.asarray(logs["force"])[-1].reshape(-1)[-1:] if logs and "force" in logs else None
-            return RestResult(policy, logs, residual_force=force)
+            unsettled = _not_settled(logs.get("measured") if logs else None)
+            return RestResult(policy, logs, residual_force=force, error=unsettled)
         if not (math.isfinite(dt) and dt > 0):
             raise ValueError("the slow step Δt is unknown")
         per_step, force = [], None
