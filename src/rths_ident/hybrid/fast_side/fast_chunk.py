@@ -148,6 +148,7 @@ def initial_fast_state(side: FastSide, seed: int) -> dict:
         "identifier_displacement": jnp.zeros(()),
         "identifier_velocity": jnp.zeros(()),
         "previous_target": jnp.zeros(()),
+        "target_received": jnp.asarray(False),  # before the first target the previous one is taken as it
     }
 
 
@@ -164,7 +165,11 @@ def make_fast_chunk(side: FastSide) -> Callable:
 
     def fast_chunk(fp, fs, target, arrival_tick=None):
         target = jnp.reshape(target, (-1,))[0]
-        newest = fs["previous_target"] if side.transition_predicts_ahead else target
+        # a transition one step late (DDMRT) gets the previous target; at the first step,
+        # the first target itself (a substructure that starts displaced — under gravity — is
+        # not a jump from zero to it)
+        newest = (jnp.where(fs["target_received"], fs["previous_target"], target)
+                  if side.transition_predicts_ahead else target)
         tr_state, tr_out = transition.step(fp["transition"], fs["transition"], TransitionInputs(newest, arrival_tick),
                                            dt_slow)
         # sensor noise for the whole chunk in one draw per channel (same statistics as
@@ -214,6 +219,7 @@ def make_fast_chunk(side: FastSide) -> Callable:
             return dict(carry, identifier=identifier_state), log
 
         carry = dict(fs, transition=tr_state, previous_target=jnp.asarray(target, jnp.float64),
+                     target_received=jnp.asarray(True),
                      sensor_displacement=sd, sensor_force=sf, sensor_velocity=sv, identifier_force=jnp.zeros(()))
         per_period = (tr_out.samples, noise_x, noise_f, noise_v)
         if id_every > 1:

@@ -259,3 +259,22 @@ def test_continuous_segment_is_the_quintic_through_six_end_conditions():
         end = [current.deriv(j)(1.0) / 3**j for j in range(3)]
         expected = BPoly.from_derivatives([0.0, 1.0], [start, end])(s)
         np.testing.assert_allclose(steps[n], expected, rtol=0, atol=1e-12)
+
+
+def test_a_signal_that_starts_displaced_is_not_a_jump_from_rest():
+    """A numerical substructure that starts displaced (a nonlinear frame under gravity:
+    0.35 mm) is a signal that was there before the test: the history is taken as constant
+    at the first sample, so the first prediction is Σw·u_0 (a jump from rest would give
+    w_1·u_0 = 4.15 u_0 with the repository's weights), and with the sources' scheme the
+    first segment stays between u_0 and that prediction."""
+    u0 = 0.35e-3
+    params = DDMRTParams()
+    state, out = ddmrt.step(params, ddmrt.init(params), TransitionInputs(np.float64(u0)), SLOW_DT)
+    np.testing.assert_array_equal(np.asarray(state.history), u0)
+    assert float(out.prediction) == pytest.approx(float(np.sum(REPOSITORY_W80)) * u0, rel=1e-12)
+    low, high = sorted([u0, float(out.prediction)])
+    assert np.all((np.asarray(out.samples) >= low - 1e-12 * u0) & (np.asarray(out.samples) <= high + 1e-12 * u0))
+    # a signal that starts at rest is unchanged by the rule: the second sample shifts in
+    state, out = ddmrt.step(params, ddmrt.init(params), TransitionInputs(np.float64(0.0)), SLOW_DT)
+    state, out = ddmrt.step(params, state, TransitionInputs(np.float64(u0)), SLOW_DT)
+    assert float(out.prediction) == pytest.approx(float(REPOSITORY_W80[0]) * u0, rel=1e-12)

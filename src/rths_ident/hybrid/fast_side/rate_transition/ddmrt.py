@@ -98,12 +98,15 @@ class DDMRTState(NamedTuple):
     """history: received slow samples [u_n, u_{n−1}, …, u_{n−L+1}] [m];
     weights: current w; prediction: û_{n+1} [m]; segment_end: value [m], slope and
     curvature (per slow step, per slow step²) of the emitted samples at the end of the
-    last segment."""
+    last segment; started: whether a sample has been received (before the first one the
+    history is taken as constant at it: a numerical substructure that starts displaced,
+    e.g. under gravity, is not read as a jump from rest that the predictor extrapolates)."""
 
     history: jax.Array
     weights: jax.Array
     prediction: jax.Array
     segment_end: jax.Array
+    started: jax.Array
 
 
 class DDMRTOutput(NamedTuple):
@@ -116,10 +119,10 @@ class DDMRTOutput(NamedTuple):
 
 
 def init(params: DDMRTParams) -> DDMRTState:
-    """At rest: zero history, w = ``params.weights``."""
+    """At rest: zero history (filled with the first sample when it comes), w = ``params.weights``."""
     weights = jnp.asarray(params.weights, dtype=jnp.float64)
     return DDMRTState(history=jnp.zeros(weights.shape[0]), weights=weights, prediction=jnp.zeros(()),
-                      segment_end=jnp.zeros(4))
+                      segment_end=jnp.zeros(4), started=jnp.asarray(False))
 
 
 def leaky_lms_update(weights, error, regressor, learning_rate, leakage):
@@ -137,7 +140,8 @@ def step(params: DDMRTParams, state: DDMRTState, inputs: TransitionInputs, dt) -
     weights = state.weights
     if params.adaptive:
         weights = leaky_lms_update(weights, error, state.history, params.learning_rate, params.leakage)
-    history = jnp.concatenate([jnp.reshape(u_new, (1,)), state.history[:-1]])
+    history = jnp.where(state.started, jnp.concatenate([jnp.reshape(u_new, (1,)), state.history[:-1]]),
+                        jnp.full_like(state.history, u_new))
     prediction = sl.vdot(weights, history)  # multiply-sum, not dot (small_linalg)
     known = history[: params.n_nodes - 1][::-1]  # [u_{n−N+2} … u_n], oldest first
     nodes = jnp.concatenate([known, jnp.reshape(prediction, (1,))])
@@ -150,7 +154,8 @@ def step(params: DDMRTParams, state: DDMRTState, inputs: TransitionInputs, dt) -
         samples = samples + sl.matvec(jnp.asarray(cont.correction_matrix(order, params.ratio, params.blend_steps)),
                                       mismatch)
         segment_end = segment_end + sl.matvec(jnp.asarray(cont.end_matrix(order, params.blend_steps)), mismatch)
-    return DDMRTState(history, weights, prediction, segment_end), DDMRTOutput(samples, prediction, error)
+    return (DDMRTState(history, weights, prediction, segment_end, jnp.asarray(True)),
+            DDMRTOutput(samples, prediction, error))
 
 
 _step_jit = jax.jit(step)
