@@ -138,3 +138,21 @@ def test_a_command_not_in_metres_is_not_drawn_as_one():
     limits = state.status["limits"]
     assert limits["command_m"]["peak"] is None
     assert limits["stroke_m"]["peak"] == pytest.approx(np.max(np.abs(measured[:10])))
+
+
+def test_the_step_wise_engines_rows_show_as_the_dicts_do():
+    """The step-wise engine hands each step's row of its preallocated columns (a
+    ``StepRow`` mapping, not a dict): the page shows the same as from the dicts."""
+    from rths_ident.hybrid.loop.step_logs import StepRow
+
+    target, measured = _signals()
+    columns = {group: {key: np.stack([np.asarray(_log(target, measured, k)[group][key]) for k in range(STEPS)])
+                       for key in _log(target, measured, 0)[group]} for group in ("fast", "update", "ns")}
+    from_dicts, from_rows = LiveState(), LiveState()
+    _run(from_dicts, target, measured)
+    from_rows.apply(0.0, TestStarted("synthetic", _info()))
+    for k in range(STEPS):
+        from_rows.apply(1.0 + k, StepDone(k, STEPS, StepRow(columns, k)))
+    from_rows.after_batch()
+    for name in ("target", "measured", "error", "est:k", "ns:0"):
+        np.testing.assert_array_equal(from_rows.series[name], from_dicts.series[name])

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 import time as _time
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -201,11 +202,11 @@ class LiveState:
         if k > self._last_step + 1:
             self.status["dropped_steps"] += k - self._last_step - 1
         self._last_step = k
-        if isinstance(log, dict) and "time" in log:  # a served session's own clock
+        if isinstance(log, Mapping) and "time" in log:  # a served session's own clock
             t = float(np.asarray(log["time"]).reshape(-1)[0])
         else:
             t = float(info["time_first_s"]) + k / float(info["slow_rate_hz"])
-        fast = log.get("fast", {}) if isinstance(log, dict) else {}
+        fast = log.get("fast", {}) if isinstance(log, Mapping) else {}
         row: dict[str, float | None] = {"t": t}
         measured_key = "measured" if "measured" in fast else "displacement"  # a rig's site logs "displacement"
         if "target" in fast and measured_key in fast:
@@ -232,7 +233,7 @@ class LiveState:
         elif "target" in fast:  # a served substructure: the target it sent, the force it received
             row.update(target=first_dof(fast["target"])[-1],
                        force=first_dof(fast["force"])[-1] if "force" in fast else math.nan)
-        update = log.get("update") if isinstance(log, dict) else None
+        update = log.get("update") if isinstance(log, Mapping) else None
         names = [p["name"] for p in info.get("params") or []]
         if update is not None and names:
             theta = np.atleast_1d(np.asarray(update["estimate"], dtype=float))
@@ -249,7 +250,7 @@ class LiveState:
                                      "estimate": [_number(v) for v in theta],
                                      "relative_std": [_number(v) for v in std]}
             self.status["updates_applied"] = self.status.get("updates_applied", 0) + int(applied)
-        ns = log.get("ns") if isinstance(log, dict) else None
+        ns = log.get("ns") if isinstance(log, Mapping) else None
         if ns is not None and "displacement" in ns:
             response = np.atleast_1d(np.asarray(ns["displacement"], dtype=float)).ravel()
             reference = info.get("reference")
