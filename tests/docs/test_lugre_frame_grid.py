@@ -56,7 +56,10 @@ def test_grid_table_names_whose_index_and_marks_a_missed_goal(grid):
 def test_cli_arguments_select_the_cell(grid):
     args = grid.cli_arguments(grid.Cell("morgan_hill_1984", "scenario1", "rls, thesis setting"), "out.json")
     assert args == ["run", "lugre-frame", "--record", "morgan_hill_1984", "--initial-error", "scenario1",
-                    "--updating", "rls", "--rls-setting", "thesis", "--json", "out.json"]
+                    "--updating", "rls", "--rls-setting", "thesis", "--set", "interlocks.identifier=false",
+                    "--json", "out.json"]  # it diverges: the table shows how far, the interlock would stop it
+    args = grid.cli_arguments(grid.Cell("kobe_1995", "scenario2", "ukf"), "out.json")
+    assert "interlocks.identifier=false" not in args
     assert len(grid.cells()) == 3 * 2 * 3
 
 
