@@ -22,6 +22,8 @@ import json
 import math
 import tempfile
 from pathlib import Path
+
+from page_markers import replace_between_markers  # docs/scripts/page_markers.py
 from typing import NamedTuple
 
 import rths_ident
@@ -209,17 +211,6 @@ def ablation_table(entries: list[tuple[str, dict]], oracle: dict) -> str:
 
 
 # ------------------------------------------------------------------------------ the page
-
-
-def replace_between_markers(text: str, name: str, table: str) -> str:
-    """``text`` with what lies between ``<!-- NAME:begin -->`` and ``<!-- NAME:end -->``
-    replaced by ``table`` (one line break either side)."""
-    begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
-    if text.count(begin) != 1 or text.count(end) != 1 or text.index(begin) > text.index(end):
-        raise ValueError(f"the page needs exactly one {begin} before one {end}")
-    head, rest = text.split(begin)
-    _, tail = rest.split(end)
-    return f"{head}{begin}\n{table}\n{end}{tail}"
 
 
 def main(argv=None) -> int:

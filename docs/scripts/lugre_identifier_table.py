@@ -16,6 +16,8 @@ import argparse
 import importlib.resources
 from pathlib import Path
 
+from page_markers import replace_between_markers  # docs/scripts/page_markers.py
+
 import numpy as np
 from scipy.integrate import solve_ivp
 
@@ -101,15 +103,6 @@ def thesis_mode_line(records) -> str:
             parts.append(f"{name} {scenario}: final σ0 / F_C / σ3 {' / '.join(f'{v:+.1f}' for v in r['final'])} %")
     return ("With the plain LIP regressor (`regressor=\"lip\"`, `observer_correction=False`, the rest default) "
             "on the same noise-free cases: " + "; ".join(parts) + ".")
-
-
-def replace_between_markers(text: str, name: str, content: str) -> str:
-    begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
-    if text.count(begin) != 1 or text.count(end) != 1 or text.index(begin) > text.index(end):
-        raise ValueError(f"the page needs exactly one {begin} before one {end}")
-    head, rest = text.split(begin)
-    _, tail = rest.split(end)
-    return f"{head}{begin}\n{content}\n{end}{tail}"
 
 
 if __name__ == "__main__":

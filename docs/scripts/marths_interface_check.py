@@ -30,6 +30,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from page_markers import replace_between_markers  # docs/scripts/page_markers.py
+
 import numpy as np
 import scipy.linalg
 import scipy.signal
@@ -254,15 +256,6 @@ def rotation_table(result) -> str:
         "",
         f"(El Centro × 0.4 reference at SAP joint 7: rms x4 = {1e3 * g['x_rms']:.2f} mm, 127·rms θ4 = "
         f"{1e3 * ARM * g['theta_rms']:.2f} mm: the rotation moves each stroke a third as much as the translation.)"])
-
-
-def replace_between_markers(text: str, name: str, table: str) -> str:
-    begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
-    if text.count(begin) != 1 or text.count(end) != 1 or text.index(begin) > text.index(end):
-        raise ValueError(f"the page needs exactly one {begin} before one {end}")
-    head, rest = text.split(begin)
-    _, tail = rest.split(end)
-    return f"{head}{begin}\n{table}\n{end}{tail}"
 
 
 if __name__ == "__main__":

@@ -21,6 +21,8 @@ import json
 import tempfile
 from pathlib import Path
 
+from page_markers import replace_between_markers  # docs/scripts/page_markers.py
+
 CONTROLLERS = ("lqg", "damb", "ideal")
 RECORDS = ("elcentro", "kobe", "morgan")
 RECORD_NAMES = {"elcentro": "El Centro", "kobe": "Kobe", "morgan": "Morgan Hill"}
@@ -90,15 +92,6 @@ def realisability_lines(results: dict) -> str:
 #: realisability quantities: JSON key → (name, scale to the printed unit, unit)
 QUANTITIES = {"command_v": ("command", 1.0, "V"), "force_n": ("force", 1e-3, "kN"),
               "velocity_m_s": ("velocity", 1e3, "mm/s"), "stroke_m": ("stroke", 1e3, "mm")}
-
-
-def replace_between_markers(text: str, name: str, table: str) -> str:
-    begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
-    if text.count(begin) != 1 or text.count(end) != 1 or text.index(begin) > text.index(end):
-        raise ValueError(f"the page needs exactly one {begin} before one {end}")
-    head, rest = text.split(begin)
-    _, tail = rest.split(end)
-    return f"{head}{begin}\n{table}\n{end}{tail}"
 
 
 if __name__ == "__main__":

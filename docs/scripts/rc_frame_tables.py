@@ -28,6 +28,8 @@ import dataclasses
 import json
 from pathlib import Path
 
+from page_markers import replace_between_markers  # docs/scripts/page_markers.py
+
 import numpy as np
 import scipy.interpolate
 import scipy.optimize
@@ -216,15 +218,6 @@ def rate_ratio_table(rows) -> str:
         lines.append(f"| {r['ratio']} | {r['variant']} | {r['J2']:.3f} | {r['delay_ms']:.3f} "
                      f"| {thesis[0]:.3f} / {thesis[1]:.3f} | {delays[0]:.3f} / {delays[1]:.3f} |")
     return "\n".join(lines)
-
-
-def replace_between_markers(text: str, name: str, table: str) -> str:
-    begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
-    if text.count(begin) != 1 or text.count(end) != 1 or text.index(begin) > text.index(end):
-        raise ValueError(f"the page needs exactly one {begin} before one {end}")
-    head, rest = text.split(begin)
-    _, tail = rest.split(end)
-    return f"{head}{begin}\n{table}\n{end}{tail}"
 
 
 if __name__ == "__main__":

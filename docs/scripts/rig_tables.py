@@ -28,6 +28,8 @@ import json
 import tempfile
 from pathlib import Path
 
+from page_markers import replace_between_markers  # docs/scripts/page_markers.py
+
 import numpy as np
 
 SITES = ("emulator", "direct")
@@ -129,15 +131,6 @@ def recovery_table(rows: list[dict]) -> str:
         m = max(abs(r["M_ls"] - r["M"]) for r in mine)
         lines.append(f"| **largest error, {site}** | | {100 * k:.2f} % | {100 * c:.1f} % | {m:.3f} kg | |")
     return "\n".join(lines)
-
-
-def replace_between_markers(text: str, name: str, table: str) -> str:
-    begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
-    if text.count(begin) != 1 or text.count(end) != 1 or text.index(begin) > text.index(end):
-        raise ValueError(f"the page needs exactly one {begin} before one {end}")
-    head, rest = text.split(begin)
-    _, tail = rest.split(end)
-    return f"{head}{begin}\n{table}\n{end}{tail}"
 
 
 if __name__ == "__main__":
