@@ -408,10 +408,18 @@ def test_ctrl_c_twice(tmp_path):
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         child = subprocess.Popen([sys.executable, "-m", "rths_ident.cli", "run", "rc-frame", "--engine", "stepwise",
-                                  "--test-record", str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  "--test-record", str(path)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                  text=True, env={**os.environ, "PYTHONPATH": SRC})
     finally:
         signal.signal(signal.SIGINT, previous)
+    err_lines: list[str] = []
+    reader = threading.Thread(target=lambda: err_lines.extend(child.stderr), daemon=True)
+    reader.start()
+
+    def said_stopping() -> int:
+        return sum("Ctrl-C again does not interrupt" in line for line in list(err_lines))
+
+    later_presses = 0
     try:
         deadline = time.monotonic() + 300.0
         while time.monotonic() < deadline and child.poll() is None:
@@ -422,18 +430,32 @@ def test_ctrl_c_twice(tmp_path):
                 pass
             time.sleep(0.2)
         child.send_signal(signal.SIGINT)
-        time.sleep(0.3)
-        child.send_signal(signal.SIGINT)
-        out, err = child.communicate(timeout=120)
+        # A second press 0.3 s later; on a loaded machine the child may not have run in between,
+        # and two SIGINTs pending at once reach Python as one: press again (at most three times)
+        # until the child says it is stopping, as an operator would.
+        for _ in range(3):
+            time.sleep(0.3)
+            if child.poll() is not None:
+                break
+            child.send_signal(signal.SIGINT)
+            later_presses += 1
+            wait_until = time.monotonic() + 2.0
+            while time.monotonic() < wait_until and not said_stopping() and child.poll() is None:
+                time.sleep(0.05)
+            if said_stopping():
+                break
+        child.wait(timeout=120)
+        reader.join(timeout=10)
     finally:
         if child.poll() is None:
             child.kill()
-            child.communicate()
+            child.wait()
+    err = "".join(err_lines)
     assert child.returncode == 130, err
     assert "Traceback" not in err
     lines = err.strip().splitlines()
     stopping = [line for line in lines if "Ctrl-C again does not interrupt" in line]
-    assert len(stopping) == 1, err  # the second Ctrl-C, said once
+    assert later_presses >= 1 and 1 <= len(stopping) <= later_presses, err  # each later Ctrl-C said once at most
     last = lines[-1]
     match = re.fullmatch(r"rths-ident: stopped by the operator \(Ctrl-C\) at slow step (\d+), t = ([0-9.]+) s; the "
                          r"specimen was brought to rest; test record → (.+)", last)
