@@ -16,18 +16,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from rths_ident.datasets._textio import array_locator
 from rths_ident.datasets.ground_motions import STANDARD_GRAVITY
-from rths_ident.datasets.logged import (
-    HDF5_SUFFIXES,
-    TEXT_SUFFIXES,
-    UNIT_FACTORS,
-    _check_columns,
-    _read_hdf5,
-    _read_mat,
-    _read_npz,
-    _read_text_file,
-)
+from rths_ident.datasets.logged import UNIT_FACTORS, read_named_columns
 from rths_ident.errors import DataFileError, ParameterError
 
 __all__ = ["DynamicTest", "load_dynamic_test", "KIND_UNITS"]
@@ -98,24 +88,7 @@ def load_dynamic_test(path: str | os.PathLike, *, input_kind: str, output_kind: 
     chosen = _units(input_kind, output_kind, units)
     file_path = pathlib.Path(path)
     source = str(file_path)
-    if not file_path.is_file():
-        raise DataFileError(source, "no such file")
-    suffix = file_path.suffix.lower()
-    try:
-        if suffix in TEXT_SUFFIXES:
-            raw, locate = _read_text_file(file_path, names)
-        elif suffix == ".npz":
-            raw, locate = _read_npz(file_path, names), array_locator
-        elif suffix == ".mat":
-            raw, locate = _read_mat(file_path, names), array_locator
-        elif suffix in HDF5_SUFFIXES:
-            raw, locate = _read_hdf5(file_path, names), array_locator
-        else:
-            raise DataFileError(source, f"unsupported file type {suffix!r}; expected one of "
-                                        f"{list(TEXT_SUFFIXES) + ['.npz', '.mat'] + list(HDF5_SUFFIXES)}")
-    except PermissionError as error:
-        raise DataFileError(source, f"cannot read the file ({error.strerror})") from error
-    _check_columns(source, names, raw, locate)
+    raw = read_named_columns(file_path, names)
     kinds = {"time": "time", "input": input_kind, "output": output_kind}
     converted = {q: raw[q] * KIND_UNITS[kinds[q]][chosen[q]] for q in names}
     if sample_rate is not None:

@@ -241,6 +241,33 @@ def _check_columns(source: str, names: dict[str, str], columns: dict[str, np.nda
         check_strictly_increasing(source, names["time"], columns["time"], locate)
 
 
+def read_named_columns(file_path: pathlib.Path, names: dict[str, str]) -> dict[str, np.ndarray]:
+    """The columns ``names`` (quantity → the file's column, variable or HDF5 dataset path)
+    of a CSV/text, ``.npz``, ``.mat`` or HDF5 file, checked (equal lengths, at least two
+    samples, finite, time strictly increasing) and in the file's own units. Raises
+    :class:`DataFileError` naming the file (and the column and row where one is at fault)."""
+    source = str(file_path)
+    if not file_path.is_file():
+        raise DataFileError(source, "no such file")
+    suffix = file_path.suffix.lower()
+    try:
+        if suffix in TEXT_SUFFIXES:
+            raw, locate = _read_text_file(file_path, names)
+        elif suffix == ".npz":
+            raw, locate = _read_npz(file_path, names), array_locator
+        elif suffix == ".mat":
+            raw, locate = _read_mat(file_path, names), array_locator
+        elif suffix in HDF5_SUFFIXES:
+            raw, locate = _read_hdf5(file_path, names), array_locator
+        else:
+            raise DataFileError(source, f"unsupported file type {suffix!r}; expected one of "
+                                        f"{list(TEXT_SUFFIXES) + ['.npz', '.mat'] + list(HDF5_SUFFIXES)}")
+    except PermissionError as error:
+        raise DataFileError(source, f"cannot read the file ({error.strerror})") from error
+    _check_columns(source, names, raw, locate)
+    return raw
+
+
 def load_logged_test(
     path: str | os.PathLike,
     columns: Mapping[str, str] | None = None,
@@ -310,34 +337,20 @@ def load_logged_test(
     chosen_units = _unit_map(units)
     file_path = pathlib.Path(path)
     source = str(file_path)
-    if not file_path.is_file():
-        raise DataFileError(source, "no such file")
-    suffix = file_path.suffix.lower()
     try:
-        if suffix in TEXT_SUFFIXES:
-            raw, locate = _read_text_file(file_path, names)
-        elif suffix == ".npz":
-            raw, locate = _read_npz(file_path, names), array_locator
-        elif suffix == ".mat":
-            raw, locate = _read_mat(file_path, names), array_locator
-        elif suffix in HDF5_SUFFIXES and _is_test_record(file_path):
-            if units is not None and any(chosen_units[q] != SI_UNITS[q] for q in QUANTITIES):
-                raise ParameterError(f"{source} is a test record: its data are in SI units (s, m, N); "
-                                     "do not give other units")
-            raw, locate = _read_test_record(file_path, columns), array_locator
-            names = {"time": "steps/time (fast time base)",
-                     **{q: "steps/" + (columns or {}).get(q, RECORD_COLUMNS[q]) for q in RECORD_COLUMNS}}
-        elif suffix in HDF5_SUFFIXES:
-            raw, locate = _read_hdf5(file_path, names), array_locator
-        else:
-            raise DataFileError(
-                source,
-                f"unsupported file type {suffix!r}; expected one of "
-                f"{list(TEXT_SUFFIXES) + ['.npz', '.mat'] + list(HDF5_SUFFIXES)}",
-            )
+        is_record = file_path.suffix.lower() in HDF5_SUFFIXES and file_path.is_file() and _is_test_record(file_path)
     except PermissionError as error:
         raise DataFileError(source, f"cannot read the file ({error.strerror})") from error
-    _check_columns(source, names, raw, locate)
+    if is_record:
+        if units is not None and any(chosen_units[q] != SI_UNITS[q] for q in QUANTITIES):
+            raise ParameterError(f"{source} is a test record: its data are in SI units (s, m, N); "
+                                 "do not give other units")
+        raw = _read_test_record(file_path, columns)
+        names = {"time": "steps/time (fast time base)",
+                 **{q: "steps/" + (columns or {}).get(q, RECORD_COLUMNS[q]) for q in RECORD_COLUMNS}}
+        _check_columns(source, names, raw, array_locator)
+    else:
+        raw = read_named_columns(file_path, names)
     converted = {q: raw[q] * UNIT_FACTORS[q][chosen_units[q]] for q in names}
     if not time_column:
         chosen_units.pop("time")
