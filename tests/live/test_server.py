@@ -180,3 +180,72 @@ def test_a_tab_that_stops_reading_does_not_hold_up_the_others(page):
     stalled.close()
     assert last["status"]["step"] == steps - 1 and last["status"]["dropped_steps"] == 0
     assert page.state.series["ns:0"][-1] == pytest.approx(1e-3 * (steps - 1))
+
+
+def _steps_fed(page, total: int, done: int) -> None:
+    """A run of ``total`` slow steps whose first ``done`` steps the loop has emitted."""
+    from rths_ident.runner.events import StepDone, TestStarted  # noqa: PLC0415
+
+    page.feed(TestStarted("t", {"test": "t", "engine": "stepwise", "paced": False, "slow_rate_hz": 50.0,
+                                "fast_rate_hz": 50.0, "samples_per_step": 1, "steps": total, "time_first_s": 0.02,
+                                "params": [], "guards": None, "response_names": [], "reference": None,
+                                "limits": {}}))
+    for k in range(done):
+        page.feed(StepDone(k, total, {"fast": {"target": [0.0], "measured": [0.0]}}))
+
+
+def test_a_stop_after_the_last_step_says_the_run_had_already_ended(page):
+    """The loop reads STOP at the end of each step, after the step's event: once the event
+    of the last step was emitted, STOP can stop nothing. The page says so — not "accepted"
+    followed by "run complete" — and the run's StopRequest stays unset. The events the loop
+    emitted just before the click (not yet sent to the tabs) count."""
+    _steps_fed(page, total=5, done=5)
+    received, _ = _talk(page, [json.dumps({"type": "stop", "token": page.token})])
+    assert not page.stop.is_set()
+    assert received[-1]["status"]["stop_requested"] == {
+        "reason": "the run had already done its last slow step (5 of 5) when STOP came: nothing to stop",
+        "accepted": False}
+    from rths_ident.runner.events import RunEnded  # noqa: PLC0415
+
+    page.feed(RunEnded("complete"))
+    received, _ = _talk(page, [json.dumps({"type": "stop", "token": page.token})])
+    assert not page.stop.is_set()
+    assert received[-1]["status"]["stop_requested"]["reason"] == "the run had already ended (complete): nothing to stop"
+
+
+def test_a_stop_before_the_last_step_is_accepted(page):
+    _steps_fed(page, total=5, done=4)
+    received, _ = _talk(page, [json.dumps({"type": "stop", "token": page.token})])
+    assert page.stop.is_set() and page.stop.how == STOP_HOW
+    assert received[-1]["status"]["stop_requested"] == {"reason": STOP_REASON, "accepted": True}
+
+
+def test_an_event_reaches_a_tab_without_waiting_for_a_period(page):
+    """The server is woken by the event (no fixed tick): a step emitted after a quiet
+    spell longer than PUSH_PERIOD_S is sent within a few milliseconds (bounded here at
+a fifth of the period: a fixed tick would give a delay uniform over it)."""
+    from rths_ident.live.server import PUSH_PERIOD_S  # noqa: PLC0415
+    from rths_ident.runner.events import StepDone  # noqa: PLC0415
+
+    _steps_fed(page, total=100, done=1)
+
+    async def run():
+        url = f"ws://127.0.0.1:{page.port}/ws?token={page.token}"
+        socket = await websocket_connect(HTTPRequest(url, headers={"Origin": f"http://127.0.0.1:{page.port}"}))
+        await asyncio.wait_for(socket.read_message(), 5)  # the snapshot
+        delays = []
+        for k in range(1, 6):
+            await asyncio.sleep(2 * PUSH_PERIOD_S)  # quiet: the next event is sent at once
+            clock = asyncio.get_running_loop().time
+            sent = clock()
+            page.feed(StepDone(k, 100, {"fast": {"target": [0.0], "measured": [0.0]}}))
+            while True:
+                frame = json.loads(await asyncio.wait_for(socket.read_message(), 5))
+                if frame["status"]["step"] == k:
+                    break
+            delays.append(clock() - sent)
+        socket.close()
+        return delays
+
+    delays = asyncio.run(run())
+    assert sorted(delays)[2] < 0.2 * PUSH_PERIOD_S, delays  # the median (a fixed tick: uniform over the period)

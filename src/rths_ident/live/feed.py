@@ -6,6 +6,13 @@ copy, no arithmetic, no lock the loop could wait on (a deque's append is atomic)
 returns. When the page's server falls behind by :data:`CAPACITY` events the oldest are
 dropped (the page counts the steps it never saw); the loop is never held up. The server's
 thread takes the events with :meth:`LiveFeed.drain`.
+
+The server is told that events are waiting without polling: it *arms* the feed with a
+wake-up (:meth:`LiveFeed.arm`) once it has sent what it had, and the first event after
+that calls it once and disarms the feed — at most one wake-up per update the server
+sends (≤ 15 a second), whatever the loop's rate. The server's wake-up is
+``asyncio``'s ``call_soon_threadsafe``: a deque append and one non-blocking write to the
+event loop's self-pipe (it never waits; a full pipe is ignored).
 """
 
 from __future__ import annotations
@@ -28,12 +35,26 @@ class LiveFeed:
         self._events: collections.deque = collections.deque(maxlen=int(capacity))
         self._clock = clock
         self.started: tuple | None = None  # (stamp, the last TestStarted): kept even if the deque drops it
+        self._wake = None  # the server's wake-up, called once by the next event (arm)
 
     def __call__(self, event) -> None:
         stamp = self._clock()
         self._events.append((stamp, event))
         if type(event) is TestStarted:
             self.started = (stamp, event)
+        wake = self._wake
+        if wake is not None:
+            self._wake = None
+            wake()
+
+    def arm(self, wake) -> None:
+        """Call ``wake()`` (once) at the next event, on the emitting thread. When events
+        are already waiting it is called now: an event appended between the server's
+        drain and this call is not left waiting for the next one."""
+        self._wake = wake
+        if self._events and self._wake is not None:
+            self._wake = None
+            wake()
 
     def __len__(self) -> int:
         return len(self._events)

@@ -7,9 +7,13 @@ before the run), then serves on a daemon thread with its own event loop:
   ``/static/…`` its script, style sheet and the vendored plotting library (uPlot, MIT) —
   nothing is fetched from the internet;
 * ``/ws?token=…`` a WebSocket per tab: the whole state when it connects (a tab opened
-  late sees the history), then a delta every :data:`TICK_S`. A tab whose previous
-  message is still unsent is skipped and sent the whole state once it has caught up; a
-  tab that disconnects is forgotten; more than :data:`MAX_TABS` tabs are refused;
+  late sees the history), then a delta as soon as the loop has emitted something new —
+  the feed wakes the server (:meth:`~rths_ident.live.feed.LiveFeed.arm`) —, at most
+  once per :data:`PUSH_PERIOD_S`: a step is on its way to the tabs within a millisecond
+  of its event when the previous update is that old, and waits at most
+  :data:`PUSH_PERIOD_S` otherwise. A tab whose previous message is still unsent is
+  skipped and sent the whole state once it has caught up; a tab that disconnects is
+  forgotten; more than :data:`MAX_TABS` tabs are refused;
 * ``{"type": "stop", "token": …}`` from a tab with the page's token sets the run's
   :class:`~rths_ident.hybrid.loop.stop_request.StopRequest`; anything else a browser sends
   (not JSON, too long, another token, another origin or Host) is ignored or refused.
@@ -23,12 +27,14 @@ thread. Loopback (127.0.0.1) unless another host is asked for.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hmac
 import json
 import logging
 import math
 import secrets
 import threading
+import time
 from pathlib import Path
 
 import tornado.httpserver
@@ -40,12 +46,14 @@ import tornado.websocket
 from rths_ident.errors import ParameterError
 from rths_ident.live.feed import LiveFeed
 from rths_ident.live.state import LiveState
+from rths_ident.runner.events import StepDone
 
-__all__ = ["LivePage", "STATIC", "TICK_S", "MAX_TABS", "STOP_HOW"]
+__all__ = ["LivePage", "STATIC", "PUSH_PERIOD_S", "MAX_TABS", "STOP_HOW"]
 
 STATIC = Path(__file__).parent / "static"
-#: seconds between two updates sent to the tabs (20 Hz)
-TICK_S = 0.05
+#: the shortest time between two updates sent to the tabs [s] (≤ 15 a second; the page
+#: redraws on each: its share of the machine, which it shares with the loop, stays small)
+PUSH_PERIOD_S = 1 / 15
 #: tabs served at once
 MAX_TABS = 16
 #: the largest message a tab may send [bytes]
@@ -89,7 +97,12 @@ class _Tab:
             self.pending = self.socket.write_message(text)
         except tornado.websocket.WebSocketClosedError:
             return False
+        self.pending.add_done_callback(self._sent)
         return True
+
+    def _sent(self, _future) -> None:
+        if self.needs_snapshot:  # it has caught up: its snapshot with the next update
+            self.socket.page.wake()
 
 
 class _Handler(tornado.web.RequestHandler):
@@ -204,6 +217,8 @@ class LivePage:
         self._ready = threading.Event()
         self._closing = False
         self._error: BaseException | None = None
+        self._push_due = None  # the next update's timer (None: none is due)
+        self._last_push = -math.inf  # when the last update went [s, the event loop's clock]
 
     @property
     def url(self) -> str:
@@ -237,8 +252,8 @@ class LivePage:
             self._http = tornado.httpserver.HTTPServer(app, max_body_size=MAX_MESSAGE_BYTES, max_header_size=16384,
                                                        idle_connection_timeout=60.0)
             self._http.add_sockets(self._sockets)
-            self._ticker = tornado.ioloop.PeriodicCallback(self._tick, TICK_S * 1e3)
-            self._ticker.start()
+            self._wake_from_feed = functools.partial(self._loop.add_callback, self.wake)
+            self.feed.arm(self._wake_from_feed)
         except BaseException as error:  # noqa: BLE001 - told to the caller's thread
             self._error = error
             self._ready.set()
@@ -256,12 +271,16 @@ class LivePage:
         done = threading.Event()
 
         async def finish():
-            self._tick()
+            if self._push_due is not None:
+                self._loop.remove_timeout(self._push_due)
+                self._push_due = None
             deadline = self._loop.time() + flush_s
-            while self._loop.time() < deadline and any(t.pending is not None and not t.pending.done()
-                                                       for t in self.tabs):
+            while True:  # the final state to every tab; a slow one gets it when it has caught up
+                self._send_update()
+                if self._loop.time() >= deadline or not any(
+                        t.needs_snapshot or (t.pending is not None and not t.pending.done()) for t in self.tabs):
+                    break
                 await asyncio.sleep(0.02)
-            self._ticker.stop()
             self._http.stop()
             for tab in list(self.tabs):
                 tab.socket.close(1001, "the run has ended")
@@ -280,16 +299,44 @@ class LivePage:
             sock.close()
 
     # ------------------------------------------------------------------ on the server's thread
-    def _tick(self) -> None:
+    def wake(self) -> None:
+        """Something is new (an event, a STOP, a tab that caught up): send an update now,
+        or :data:`PUSH_PERIOD_S` after the last one if that is later."""
+        if self._push_due is not None or self._closing:
+            return
+        due = self._last_push + PUSH_PERIOD_S
+        if due <= self._loop.time():
+            self._push()
+        else:
+            self._push_due = self._loop.call_at(due, self._push)
+
+    def _push(self) -> None:
+        self._push_due = None
+        if self._closing:
+            return
+        self._last_push = self._loop.time()
+        self._send_update()
+        self.feed.arm(self._wake_from_feed)  # the next event wakes the server again
+
+    def _take_events(self) -> list:
+        """Apply the events the loop has emitted so far to the state; returns them."""
+        batch = self.feed.drain()
+        if batch and self.state.info is None and self.feed.started is not None and not any(
+                e is self.feed.started[1] for _, e in batch):
+            self.state.apply(*self.feed.started)  # the description was dropped with old events
+        for stamp, event in batch:
+            self.state.apply(stamp, event)
+        return batch
+
+    def _send_update(self) -> None:
         try:
-            batch = self.feed.drain()
-            if batch and self.state.info is None and self.feed.started is not None and not any(
-                    e is self.feed.started[1] for _, e in batch):
-                self.state.apply(*self.feed.started)  # the description was dropped with old events
-            for stamp, event in batch:
-                self.state.apply(stamp, event)
+            drained = time.time()
+            batch = self._take_events()
             self.state.after_batch()
             frame = self.state.delta()
+            if frame is not None:  # for the page's measurement of the latency and its parts
+                first = next((stamp for stamp, event in batch if type(event) is StepDone), None)
+                frame["server"] = {"first_step": first, "drained": drained, "sent": time.time()}
             text = None if frame is None else _json(frame)
             snapshot = None
             for tab in list(self.tabs):
@@ -309,14 +356,38 @@ class LivePage:
         if tab.send(_json(self.state.snapshot())):
             tab.needs_snapshot = False
 
+    def _run_over(self) -> str | None:
+        """Why a STOP now comes too late (None: the loop will still read it)."""
+        status = self.state.status
+        if status.get("state") == "ended":
+            return f"the run had already ended ({status.get('how')}): nothing to stop"
+        step, total = status.get("step"), status.get("total")
+        if step is not None and total and step >= total - 1:
+            return (f"the run had already done its last slow step ({step + 1} of {total}) when STOP came: "
+                    "nothing to stop")
+        return None
+
     def request_stop(self) -> None:
-        """STOP from a tab (on the server's thread)."""
+        """STOP from a tab (on the server's thread). Refused, saying so, once the loop has
+        done its last slow step (it reads STOP at the end of each step, after the step's
+        event: the events it emitted so far are applied first) or the run has ended."""
+        try:
+            self._take_events()
+        except Exception as error:  # noqa: BLE001 - the page must never take the test down
+            self.state.status["page_error"] = f"{type(error).__name__}: {error}"
+        over = self._run_over()
+        if over is not None:
+            self.state.note_stop_request(over, False)
+            self.wake()
+            return
         engine = (self.state.info or {}).get("engine")
         if self.stop is None:
             why = ("this page replays a record: nothing to stop" if self.replay else
                    "the fused engine runs the whole record in one compiled call: STOP applies to step-wise runs"
                    if engine == "fused" else "this page has no STOP (a served session: the client's run stops it)")
             self.state.note_stop_request(why, False)
+            self.wake()
             return
         accepted = self.stop.set(STOP_HOW)
         self.state.note_stop_request(STOP_REASON if accepted else "already asked for", accepted)
+        self.wake()

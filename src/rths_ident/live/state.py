@@ -185,6 +185,8 @@ class LiveState:
     @staticmethod
     def _series_names(info: dict) -> list[str]:
         names = ["t", "target", "measured", "command", "error", "force", "applied"]
+        if info.get("command_is_displacement") is False:  # a rig's board command: no x_c to draw
+            names.remove("command")
         for p in info.get("params") or []:
             names += [f"est:{p['name']}", f"lo:{p['name']}", f"hi:{p['name']}"]
         for i in range(len(info.get("response_names") or [])):

@@ -413,7 +413,7 @@ def run_rig_test(case: RigCase, cfg: RigTestConfig, options: RunOptions = RunOpt
             options.events.emit(TestStarted(cfg.SCENARIO, _watch_info(case, cfg, steps, ref)))
         try:
             # the site checks what it measures; the loop the NS, the identifier and the watchdog
-            monitor = InterlockMonitor(interlocks.loop_part(), cfg.dt)
+            monitor = InterlockMonitor(interlocks.loop_part(), cfg.dt, time_offset=-cfg.dt)  # step k: t = k·Δt
             logs = run_stepwise(site, timed_ns, ag, on_step=timed_on_step, stop=options.stop,
                                 monitor=monitor)
         except LoopAborted as aborted:
@@ -425,9 +425,9 @@ def run_rig_test(case: RigCase, cfg: RigTestConfig, options: RunOptions = RunOpt
             if record is not None:
                 if trip is not None:
                     record.event("interlock", trip.message(), step=aborted.slow_index,
-                                 time=(aborted.slow_index + 1) * cfg.dt)
+                                 time=aborted.slow_index * cfg.dt)
                 record.event("error", str(aborted), step=aborted.slow_index,
-                             time=(aborted.slow_index + 1) * cfg.dt)
+                             time=aborted.slow_index * cfg.dt)
         except BaseException as exc:  # Ctrl-C (the operator's stop: the site was brought to rest), a bug
             if record is not None:
                 step = getattr(exc, "slow_index", len(numerical_time))

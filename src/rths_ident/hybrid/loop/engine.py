@@ -248,8 +248,20 @@ def run_stepwise(site, ns, ground_accel_slow, *, updater: ModelUpdater | None = 
             rested.append(bring_to_rest(site, target, dt, safe_stop))
         return rested[0]
 
+    def step_time(k: int) -> float | None:
+        """Test time of slow step ``k`` [s], as its record and live page say: the
+        substructure's own clock when its log has one (a rig's partitioned Newmark starts
+        at t = 0: step k is t = k·Δt), else (k + 1)·Δt (a frame test's first step ends at Δt)."""
+        if not np.isfinite(dt):
+            return None
+        clock = logs.columns.get("ns", {}).get("time") if isinstance(logs.columns.get("ns"), dict) else None
+        if clock is not None:
+            return float(np.asarray(clock[0]).reshape(-1)[0]) + k * dt
+        return (k + 1) * dt
+
     def abort(message: str, k: int, advice: str | None = None, trip=None):
-        where = f"slow step {k}" + (f" (t = {(k + 1) * dt:.3f} s)" if np.isfinite(dt) else "")
+        t = step_time(k)
+        where = f"slow step {k}" + (f" (t = {t:.3f} s)" if t is not None else "")
         stopped = to_rest()
         kept = f"the {logs.count} completed slow steps are kept"
         said = stopped.summary or stopped.error  # a rig that stopped itself already said how, in its error
@@ -260,7 +272,7 @@ def run_stepwise(site, ns, ground_accel_slow, *, updater: ModelUpdater | None = 
         return LoopAborted(text, logs.stacked(), k, safe_stop_logs=stopped.logs, trip=trip)
 
     def operator_stop(k: int, how: str = "Ctrl-C"):
-        t = (k + 1) * dt if np.isfinite(dt) else None
+        t = step_time(k)
         stopped = to_rest()
         text = (f"{operator_stop_text(k, t, how)}. {stopped.describe()}; the {logs.count} completed slow steps "
                 "are kept.")

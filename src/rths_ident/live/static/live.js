@@ -7,7 +7,7 @@
 const token = document.body.dataset.token;
 const live = window.rthsLive = {
   info: null, status: null, series: {}, loop: { x: [], f: [], model: [] },
-  frames: 0, draws: 0, drawTimes: [], stepDrawTimes: [], latencies: [], connected: false, ended: false, stopSent: false,
+  frames: 0, snapshots: 0, bytes: 0, draws: 0, drawTimes: [], stepDrawTimes: [], latencies: [], oldestLatencies: [], latencyParts: [], connected: false, ended: false, stopSent: false,
 };
 const COLOR = { target: "#1f77b4", command: "#ff7f0e", measured: "#d62728", error: "#9467bd",
   loop: "#9e9e9e", model: "#1565c0", band: "rgba(31,119,180,0.18)", truth: "#000000", applied: "rgba(46,125,50,0.30)" };
@@ -16,9 +16,16 @@ const FLOOR_LIGHT = ["#9ecae1", "#a1d99b", "#fc9272", "#bcbddc", "#d7b5a6", "#f7
 const MM = 1e3;
 let charts = {};
 let forceScale = 1e-3, forceUnit = "kN";
-let pendingStamp = null, drawQueued = false, layoutKey = null, lastDraw = -Infinity;
-const MIN_DRAW_MS = 70;  // ≤ 14 redraws per second (the page gets 20 updates per second)
+let pendingStamp = null, pendingParts = null, pendingFirst = null, drawQueued = false, layoutKey = null, lastDraw = -Infinity;
+// the page redraws at the browser's next frame after an update arrives (the server sends
+// ≤ 15 a second, as soon as the loop has something new), never twice within MIN_DRAW_MS
+const MIN_DRAW_MS = 45;
 const $ = (id) => document.getElementById(id);
+// the text or markup of an element, replaced only when it changed (a replaced node costs
+// the browser a layout on every redraw)
+const shownHtml = new WeakMap();
+function setText(el, text) { if (el.textContent !== text) el.textContent = text; }
+function setHtml(el, html) { if (shownHtml.get(el) !== html) { shownHtml.set(el, html); el.innerHTML = html; } }
 
 // ---------------------------------------------------------------- helpers
 function fmt(v, digits = 3) {
@@ -50,18 +57,29 @@ function extent(values) {
   const pad = 0.04 * (hi - lo);
   return [lo - pad, hi + pad];
 }
-// a path through the points in the order they come (an x–y loop: x is not sorted)
+// a path through the points in the order they come (an x–y loop: x is not sorted); a
+// point within half a pixel of the last one drawn adds nothing to the picture and is left
+// out (the loop retraces itself: most of its points fall on pixels already drawn, and
+// every segment costs the browser's rasteriser)
 function inOrder(u, sidx) {
   const xs = u.data[0], ys = u.data[sidx], path = new Path2D();
-  let open = false;
+  let open = false, lastX = 0, lastY = 0, pending = false, pendX = 0, pendY = 0;
   for (let i = 0; i < xs.length; i++) {
     const y = ys[i], x = xs[i];
-    if (y === null || y === undefined || x === null || x === undefined) { open = false; continue; }
+    if (y === null || y === undefined || x === null || x === undefined) {
+      if (pending) path.lineTo(pendX, pendY);
+      open = pending = false; continue;
+    }
     const px = u.valToPos(x, "x", true), py = u.valToPos(y, u.series[sidx].scale, true);
-    if (open) path.lineTo(px, py); else { path.moveTo(px, py); open = true; }
+    if (!open) { path.moveTo(px, py); open = true; lastX = px; lastY = py; pending = false; continue; }
+    if (Math.abs(px - lastX) < 0.5 && Math.abs(py - lastY) < 0.5) { pending = true; pendX = px; pendY = py; continue; }
+    path.lineTo(px, py); lastX = px; lastY = py; pending = false;
   }
+  if (pending) path.lineTo(pendX, pendY);  // the newest point is always drawn
   return { stroke: path, fill: null, clip: null, band: null, gaps: null, flags: 0 };
 }
+// whether the run's command x_c is a displacement [m] (a rig's is in its board's own units)
+function hasCommand(info) { return info.command_is_displacement !== false; }
 // a series drawn in the style of its role (rths_ident.figure_views.STYLES, sent in the run's info):
 // the same drawing as the PNG figures
 function styled(role, label, extra = {}) {
@@ -93,8 +111,9 @@ function build(info) {
   if (live.status && live.status.replay) banner.push("Replay of a test record (nothing to stop).");
   $("banner").hidden = banner.length === 0; $("banner").textContent = banner.join(" ");
 
-  charts.tracking = timeChart($("c-tracking"), 210, "displacement [mm]", [
-    styled("measured", "measured x_m"), styled("command", "command x_c"), styled("target", "target x_t")]);
+  // a rig's command is in its board's units (no x_c [m]): no trace, and no legend entry
+  charts.tracking = timeChart($("c-tracking"), 210, "displacement [mm]", [styled("measured", "measured x_m")].concat(
+    hasCommand(info) ? [styled("command", "command x_c")] : [], [styled("target", "target x_t")]));
   charts.error = timeChart($("c-error"), 210, "x_m − x_t [mm]", [styled("error", "x_m − x_t")]);
   charts.loop = new uPlot({
     width: width($("c-loop")), height: 210, scales: { x: { time: false, range: () => extent(scaled(live.loop.x, MM)) },
@@ -184,11 +203,17 @@ function onFrame(frame) {
   const key = live.info ? JSON.stringify([live.info.test, live.info.engine, (live.info.params || []).length, (live.info.response_names || []).length, live.info.paced, frame.status.replay]) : null;
   if (live.info && key !== layoutKey) { layoutKey = key; build(live.info); }
   const stamp = frame.status && frame.status.t_loop;
-  if (stamp && (!previous || previous.t_loop !== stamp)) pendingStamp = stamp;
+  if (stamp && (!previous || previous.t_loop !== stamp)) {
+    pendingStamp = stamp;
+    pendingParts = [stamp, frame.server ? frame.server.drained : null, frame.server ? frame.server.sent : null,
+      frame.received || null, frame.parsed || null];
+    // the oldest step not yet on the screen: every step's latency is at most its
+    if (pendingFirst === null && frame.server && frame.server.first_step) pendingFirst = frame.server.first_step;
+  }
   if (!drawQueued) {  // at most one redraw per MIN_DRAW_MS: the browser's share of the machine stays small
     drawQueued = true;
-    const wait = Math.max(0, lastDraw + MIN_DRAW_MS - performance.now());
-    setTimeout(() => requestAnimationFrame(draw), wait);
+    const wait = lastDraw + MIN_DRAW_MS - performance.now();
+    if (wait <= 0) requestAnimationFrame(draw); else setTimeout(() => requestAnimationFrame(draw), wait);
   }
 }
 
@@ -204,11 +229,13 @@ const shown = (id) => onScreen.has(id);
 
 function draw() {
   drawQueued = false;
+  const drawStart = Date.now() / 1e3;
   lastDraw = performance.now();
   const s = live.series, info = live.info, st = live.status || {};
   if (info && s.t) {
     const t = s.t;
-    if (shown("p-tracking")) charts.tracking.setData([t, scaled(s.measured, MM), scaled(s.command, MM), scaled(s.target, MM)]);
+    if (shown("p-tracking")) charts.tracking.setData([t, scaled(s.measured, MM)].concat(
+      hasCommand(info) ? [scaled(s.command, MM)] : [], [scaled(s.target, MM)]));
     if (shown("p-error")) charts.error.setData([t, scaled(s.error, MM)]);
     const lx = scaled(live.loop.x, MM);
     if (shown("p-loop")) charts.loop.setData([lx, scaled(live.loop.f, forceScale), scaled(live.loop.model, forceScale)]);
@@ -246,41 +273,47 @@ function draw() {
   status(st);
   live.draws++;
   live.drawTimes.push(performance.now());
-  const stamp = pendingStamp; pendingStamp = null;
+  const stamp = pendingStamp, parts = pendingParts, first = pendingFirst;
+  pendingStamp = pendingParts = pendingFirst = null;
   // the next animation frame comes after this one was painted: loop → screen latency
   if (stamp && st.state === "running") {
     live.stepDrawTimes.push(performance.now());  // a redraw that showed new slow steps
-    requestAnimationFrame(() => { live.latencies.push(Date.now() / 1e3 - stamp); });
+    const drawEnd = Date.now() / 1e3;
+    let drawn = null;  // uPlot draws its canvases in microtasks queued by setData: after them
+    queueMicrotask(() => { drawn = Date.now() / 1e3; });
+    requestAnimationFrame(() => { const painted = Date.now() / 1e3; live.latencies.push(painted - stamp);
+      if (first) live.oldestLatencies.push(painted - first);
+      live.latencyParts.push(parts.concat([drawStart, drawEnd, drawn, painted])); });
   }
 }
 
 function status(st) {
   const info = live.info || {};
   if (!live.info) document.querySelectorAll(".panel.test").forEach((p) => { p.hidden = true; });
-  if (st.step !== null && st.step !== undefined) $("kpi-step").textContent = st.total ? `${st.step + 1} / ${st.total}` : `${st.step + 1}`;
-  $("kpi-time").textContent = fmt(st.t, 4);
-  $("kpi-j2").textContent = fmt(st.J2_percent, 3);
-  $("kpi-tau").textContent = fmt(st.tau_ms, 3) + (st.tau_window_s ? ` (last ${fmt(st.tau_window_s, 2)} s)` : "");
-  $("kpi-updates").textContent = st.updates_applied === undefined ? "–" : String(st.updates_applied);
+  if (st.step !== null && st.step !== undefined) setText($("kpi-step"), st.total ? `${st.step + 1} / ${st.total}` : `${st.step + 1}`);
+  setText($("kpi-time"), fmt(st.t, 4));
+  setText($("kpi-j2"), fmt(st.J2_percent, 3));
+  setText($("kpi-tau"), fmt(st.tau_ms, 3) + (st.tau_window_s ? ` (last ${fmt(st.tau_window_s, 2)} s)` : ""));
+  setText($("kpi-updates"), st.updates_applied === undefined ? "–" : String(st.updates_applied));
   const badge = $("state");
   let text = st.state || "starting", cls = st.state === "running" ? "running" : "";
   if (st.state === "ended") { text = st.how === "complete" ? "complete" : st.how; cls = st.how === "complete" ? "ended" : "stopped"; }
   if (!live.connected) { text += live.ended || st.state === "ended" ? " · server closed" : " · disconnected"; cls = cls || "offline"; }
-  badge.textContent = text; badge.className = "badge " + cls;
+  setText(badge, text); if (badge.className !== "badge " + cls) badge.className = "badge " + cls;
   const stop = $("stop");
   stop.disabled = !st.stop_available || st.state === "ended" || info.engine === "fused" || !live.connected || live.stopSent;
   if (live.stopSent) stop.textContent = "STOP sent";
   // the hook's guards
   const u = st.update;
   if (u) {
-    $("guards").textContent = u.applied ? `hook: estimate applied this step (${st.updates_applied} updates so far)`
-      : `hook: held back — ${u.held_back_by.join("; ") || "(no reason known)"}`;
-  } else if ((info.params || []).length) $("guards").textContent = "";
+    setText($("guards"), u.applied ? `hook: estimate applied this step (${st.updates_applied} updates so far)`
+      : `hook: held back — ${u.held_back_by.join("; ") || "(no reason known)"}`);
+  } else if ((info.params || []).length) setText($("guards"), "");
   // the identified model's loop
-  $("loop-note").textContent = st.model_error ? `identified model: ${st.model_error}` :
+  setText($("loop-note"), st.model_error ? `identified model: ${st.model_error}` :
     (info.paced && st.state !== "ended" && info.params && info.params.length ? "identified model: drawn at the end of a paced run (its computation would share the loop's interpreter)" :
     st.model_theta ? "identified model: θ̂ of " + (st.state === "ended" ? "the end of the run" : "a moment ago (recomputed every 3 s)") + ", simulated along the measured displacement; f_model − f_m: rms " + fmt(st.model_rms_error_percent) + " % of rms f_m" :
-      (info.params && info.params.length ? "" : "no identified model in this run"));
+      (info.params && info.params.length ? "" : "no identified model in this run")));
   limits(st.limits || {});
   realtime(st.realtime);
   study(st.studies);
@@ -299,22 +332,22 @@ function limits(values) {
     const pct = ratio === null ? "no limit set" : `${(100 * ratio).toFixed(1)} %`;
     return `<tr data-key="${key}"><td>${name} [${unit}]</td><td>${fmt(v.now * k)}</td><td>${fmt(v.peak * k)}</td><td>${v.limit ? fmt(v.limit * k) : "–"}</td><td class="${cls}">${pct}</td></tr>`;
   });
-  body.innerHTML = rows.join("");
+  setHtml(body, rows.join(""));
 }
 function realtime(r) {
   if (!r) return;
-  $("realtime-note").textContent = `p50 ${fmt(r.p50_ms)} ms · p99 ${fmt(r.p99_ms)} ms · max ${fmt(r.max_ms)} ms (Δt = ${fmt(r.slow_step_ms)} ms) · missed deadlines ${r.missed_deadlines} · NS share ${fmt(r.ns_share_percent)} %`;
+  setText($("realtime-note"), `p50 ${fmt(r.p50_ms)} ms · p99 ${fmt(r.p99_ms)} ms · max ${fmt(r.max_ms)} ms (Δt = ${fmt(r.slow_step_ms)} ms) · missed deadlines ${r.missed_deadlines} · NS share ${fmt(r.ns_share_percent)} %`);
 }
 function study(studies) {
   if (!studies) return;
   $("p-study").hidden = false;
   if (!live.info) $("test-name").textContent = "study: " + Object.keys(studies).join(", ");
-  $("study").innerHTML = Object.entries(studies).map(([name, s]) => {
+  setHtml($("study"), Object.entries(studies).map(([name, s]) => {
     const head = `<div><b>${escapeHtml(name)}</b>: ${s.done === undefined ? "–" : s.done} / ${s.total === undefined ? "–" : s.total} runs · ${s.runs_per_minute === null || s.runs_per_minute === undefined ? "–" : fmt(s.runs_per_minute)} runs per minute</div>`;
     const rows = Object.entries(s.J || {}).map(([j, d]) => `<tr><td>${j} [${d.unit}]</td><td>${d.n}</td><td>${fmt(d.min)}</td><td>${fmt(d.p50)}</td><td>${fmt(d.max)}</td></tr>`);
     const table = rows.length ? `<table><thead><tr><th>index (mean over components)</th><th>runs</th><th>min</th><th>median</th><th>max</th></tr></thead><tbody>${rows.join("")}</tbody></table>` : "";
     return head + table;
-  }).join("");
+  }).join(""));
   const first = Object.values(studies).find((s) => s.histogram && s.histogram.values.length);
   if (first) histogram(first.histogram);
 }
@@ -342,7 +375,7 @@ function log(st) {
   if (st.state === "ended") items.push(`<li class="${st.how === "complete" ? "" : "stop"}">run ${escapeHtml(st.how)}${st.reason ? ": " + escapeHtml(st.reason) : ""}</li>`);
   if (st.dropped_steps) items.push(`<li>${st.dropped_steps} slow steps not shown (the page fell behind; the record has them)</li>`);
   if (st.page_error) items.push(`<li class="stop">page: ${escapeHtml(st.page_error)}</li>`);
-  $("log").innerHTML = items.join("");
+  setHtml($("log"), items.join(""));
 }
 function escapeHtml(text) { return String(text).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]); }
 
@@ -351,7 +384,9 @@ function connect() {
   const ws = new WebSocket(`ws://${location.host}/ws?token=${encodeURIComponent(token)}`);
   live.ws = ws;
   ws.onopen = () => { live.connected = true; };
-  ws.onmessage = (e) => onFrame(JSON.parse(e.data));
+  ws.onmessage = (e) => { const received = Date.now() / 1e3; const frame = JSON.parse(e.data);
+    live.bytes += e.data.length; if (frame.type === "snapshot") live.snapshots++;
+    frame.received = received; frame.parsed = Date.now() / 1e3; onFrame(frame); };
   ws.onclose = () => {
     live.connected = false;
     if (live.status && live.status.state === "ended") live.ended = true;
