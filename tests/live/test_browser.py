@@ -218,3 +218,33 @@ def test_the_stopped_record_replays(browser, stopped_run, tmp_path):
         replay.send_signal(signal.SIGINT)  # ends serving
         code, _, err = _finish(replay, 30)
     assert code == 0, err
+
+
+def test_a_rig_page_shows_what_the_rig_has_on_the_records_clock(browser, tmp_path):
+    """rig-sdof on the emulated board at the servo's pace: the page has no command trace
+    (the board's command is in its own units) and no legend entry for one, and its clock
+    is the record's (the rig's step k is t = k·Δt, as its stop sentence says)."""
+    record_path = tmp_path / "rig.h5"
+    process, url = _start(["run", "rig-sdof", "--site", "emulator:timed", "--duration", "3", "--quiet", "--live",
+                           "--live-port", "0", "--test-record", str(record_path)], tmp_path)
+    try:
+        tab = browser.new_page()
+        tab.goto(url)
+        _wait(tab, "L.status.state === 'ended'", 120)
+        state = _state(tab)
+        legend = tab.eval_on_selector_all("#c-tracking .u-legend .u-series .u-label", "els => els.map(e => e.textContent)")
+        tab.close()
+        code, _, err = _finish(process, 120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert code == 0, err
+    assert "measured x_m" in legend and "target x_t" in legend and "command x_c" not in legend, legend
+    assert "command" not in state["series"]
+    record = read_test_record(record_path)
+    last = state["status"]["step"]
+    assert last == record.n_steps - 1
+    assert state["status"]["t"] == pytest.approx(record.time[last], rel=1e-12)
+    t = np.array(state["series"]["t"])
+    np.testing.assert_allclose(t, record.time[:t.size], rtol=1e-12)
+    np.testing.assert_array_equal(state["series"]["measured"], record.steps["fast/measured"][:t.size, -1])

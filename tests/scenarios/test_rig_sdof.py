@@ -110,3 +110,14 @@ def test_stop_by_the_operator_on_the_emulated_rig(tmp_path):
     started = next(e for e in seen if isinstance(e, TestStarted))
     assert started.info["response_names"] and started.info["steps"] == 300
     assert max(e.step for e in seen if isinstance(e, StepDone)) == 40  # step 40 shown, then the stop
+    # one clock: the sentence's t, the record's time of step 40 and the live page's clock agree
+    # (the partitioned Newmark's step k is t = k·Δt: the page showed one step less than the sentence)
+    from rths_ident.live.state import LiveState  # noqa: PLC0415
+
+    page = LiveState()
+    for event in seen:
+        page.apply(0.0, event)
+    said = float(str(info.value).split("t = ")[1].split(" s")[0])
+    assert said == pytest.approx(record.time[40], abs=5e-4) and record.time[40] == pytest.approx(40 * 0.01)
+    assert page.status["t"] == pytest.approx(record.time[40], rel=1e-12)
+    assert stops[0].time == pytest.approx(record.time[40], rel=1e-12)
