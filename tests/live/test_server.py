@@ -223,7 +223,7 @@ def test_a_stop_before_the_last_step_is_accepted(page):
 def test_an_event_reaches_a_tab_without_waiting_for_a_period(page):
     """The server is woken by the event (no fixed tick): a step emitted after a quiet
     spell longer than PUSH_PERIOD_S is sent within a few milliseconds (bounded here at
-a fifth of the period: a fixed tick would give a delay uniform over it)."""
+a quarter of the period: a fixed tick would give a delay uniform over it)."""
     from rths_ident.live.server import PUSH_PERIOD_S  # noqa: PLC0415
     from rths_ident.runner.events import StepDone  # noqa: PLC0415
 
@@ -234,7 +234,7 @@ a fifth of the period: a fixed tick would give a delay uniform over it)."""
         socket = await websocket_connect(HTTPRequest(url, headers={"Origin": f"http://127.0.0.1:{page.port}"}))
         await asyncio.wait_for(socket.read_message(), 5)  # the snapshot
         delays = []
-        for k in range(1, 6):
+        for k in range(1, 10):
             await asyncio.sleep(2 * PUSH_PERIOD_S)  # quiet: the next event is sent at once
             clock = asyncio.get_running_loop().time
             sent = clock()
@@ -248,4 +248,4 @@ a fifth of the period: a fixed tick would give a delay uniform over it)."""
         return delays
 
     delays = asyncio.run(run())
-    assert sorted(delays)[2] < 0.2 * PUSH_PERIOD_S, delays  # the median (a fixed tick: uniform over the period)
+    assert sorted(delays)[4] < 0.25 * PUSH_PERIOD_S, delays  # the median (a fixed tick: uniform over the period)
