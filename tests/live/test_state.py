@@ -75,31 +75,45 @@ def test_each_slow_step_is_one_point_with_the_largest_tracking_error_of_the_step
     np.testing.assert_allclose(np.array(series["ns:0"]) - np.array(series["ref:0"]), 1e-4, rtol=1e-9)
 
 
-def test_deltas_add_up_to_the_snapshot_also_when_the_history_is_halved(monkeypatch):
+@pytest.mark.parametrize("every", [1, 7, 40])
+def test_deltas_add_up_to_the_snapshot_also_when_the_history_is_halved(monkeypatch, every):
+    """A page that applies the deltas as live.js does (halve what it has, then append)
+    holds the server's series and loop, and only the first frame is a whole snapshot —
+    also when several halvings fall between two deltas (every 40 steps)."""
     monkeypatch.setattr(live_state, "MAX_POINTS", 64)
+    monkeypatch.setattr(live_state, "MAX_LOOP_POINTS", 100)
     target, measured = _signals()
     state = LiveState()
     state.apply(0.0, TestStarted("synthetic", _info()))
-    received = None
-    for k in range(STEPS):
-        state.apply(1.0 + k, StepDone(k, STEPS, _log(target, measured, k)))
-        if k % 7 == 0:
-            frame = state.delta()
-            if frame is None:
-                continue
-            if frame["type"] == "snapshot":
-                received = {n: list(v) for n, v in frame["series"].items()}
-            else:
-                for n, v in frame["series"].items():
-                    received[n] += v
-    frame = state.delta()
-    if frame is not None and frame["type"] == "delta":
+    received, loop, snapshots = None, None, 0
+
+    def take(frame):
+        nonlocal received, loop, snapshots
+        if frame is None:
+            return
+        if frame["type"] == "snapshot":
+            snapshots += 1
+            received = {n: list(v) for n, v in frame["series"].items()}
+            loop = {key: list(v) for key, v in frame["loop"].items()}
+            return
+        for _ in range(frame.get("halve", 0)):
+            received = {n: v[::2] for n, v in received.items()}
+        for _ in range(frame.get("loop_halve", 0)):
+            loop = {key: v[::2] for key, v in loop.items()}
         for n, v in frame["series"].items():
             received[n] += v
-    elif frame is not None:
-        received = frame["series"]
-    assert received == state.snapshot()["series"]
-    assert len(received["t"]) <= 64 and state.stride > 1
+        for key, v in frame["loop"].items():
+            loop[key] += v
+
+    for k in range(STEPS):
+        state.apply(1.0 + k, StepDone(k, STEPS, _log(target, measured, k)))
+        if k % every == 0:
+            take(state.delta())
+    take(state.delta())
+    snapshot = state.snapshot()
+    assert received == snapshot["series"] and loop == snapshot["loop"]
+    assert snapshots == 1  # halving resends nothing
+    assert len(received["t"]) <= 64 and state.stride > 1 and state.loop_stride > 1
     assert received["t"][-1] == pytest.approx(STEPS / SLOW)  # the last step is always shown
 
 
@@ -125,8 +139,9 @@ def test_the_guards_named_hold_the_update_back_exactly_when_the_hook_does():
 
 
 def test_a_command_not_in_metres_is_not_drawn_as_one():
-    """A rig's site logs its board command in the board's units: the page draws no x_c and
-    counts no command stroke for it (it drew 1e5 mm and 1.3e6 % of the stroke limit)."""
+    """A rig's site logs its board command in the board's units: the page has no x_c series
+    (no trace, no legend entry) and counts no command stroke for it (it drew 1e5 mm and
+    1.3e6 % of the stroke limit)."""
     target, measured = _signals()
     state = LiveState()
     state.apply(0.0, TestStarted("rig", _info(command_is_displacement=False)))
@@ -134,7 +149,7 @@ def test_a_command_not_in_metres_is_not_drawn_as_one():
         state.apply(1.0 + k, StepDone(k, STEPS, _log(target, measured, k)))
     state.after_batch()
     series = state.snapshot()["series"]
-    assert series["command"] == [None] * 10 and series["target"][-1] == target[9, -1]
+    assert "command" not in series and series["target"][-1] == target[9, -1]
     limits = state.status["limits"]
     assert limits["command_m"]["peak"] is None
     assert limits["stroke_m"]["peak"] == pytest.approx(np.max(np.abs(measured[:10])))

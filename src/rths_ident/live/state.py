@@ -110,8 +110,11 @@ class LiveState:
     """Series and status of one run (module doc). ``apply(stamp, event)`` in the events'
     order (``stamp``: the wall time the loop emitted it, ``time.time()`` [s]);
     ``snapshot()`` the whole state for a page that connects; ``delta()`` what changed
-    since the last delta (None when nothing did), or a snapshot after the history was
-    halved (``"type": "snapshot"``)."""
+    since the last delta (None when nothing did): the new points, and ``"halve": h`` /
+    ``"loop_halve": h`` when the history / the specimen's loop was halved h times since
+    (the page halves what it has — every other point, the first kept — before appending:
+    the page's series stay the server's without resending them), or a snapshot after a
+    new run started (``"type": "snapshot"``)."""
 
     def __init__(self, clock=_time.time):
         self.clock = clock
@@ -125,7 +128,8 @@ class LiveState:
         self._loop_sent = 0
         self._reset = False
         self._model_changed = False
-        self._loop_reset = False
+        self._halvings = 0  # of the series since the last delta
+        self._loop_halvings = 0
         self.status: dict = {"state": "starting", "phases": [], "notes": [], "step": None, "total": None,
                              "dropped_steps": 0, "t_loop": None, "seq": 0}
         self._status_changed = True
@@ -323,7 +327,8 @@ class LiveState:
                 self.loop[key] = self.loop[key][::2]
             self._loop_index = self._loop_index[::2]
             self.loop_stride *= 2
-            self._loop_reset = True
+            self._loop_halvings += 1
+            self._loop_sent = (self._loop_sent + 1) // 2  # the sent points the halving keeps
 
     def _paced(self, pacer, row, k: int) -> None:
         """The latency of step ``k`` (the pacer timed it before the step event)."""
@@ -387,7 +392,8 @@ class LiveState:
         for name in self.series:
             self.series[name] = self.series[name][::2]
         self.stride *= 2
-        self._reset = True
+        self._halvings += 1
+        self._sent = (self._sent + 1) // 2  # the sent points the halving keeps (the page halves its own)
 
     def _runs_done(self, stamp: float, event: ev.RunsDone) -> None:
         self._runs.append((stamp, int(event.done)))
@@ -435,23 +441,24 @@ class LiveState:
 
     def delta(self) -> dict | None:
         if self._reset:
-            self._reset = self._model_changed = self._loop_reset = False
+            self._reset = self._model_changed = False
+            self._halvings = self._loop_halvings = 0
             self._sent, self._loop_sent = len(self.series.get("t", [])), len(self.loop["x"])
             self._status_changed = False
             return self.snapshot()
         n, m = len(self.series.get("t", [])), len(self.loop["x"])
         if (n == self._sent and m == self._loop_sent and not self._status_changed and not self._model_changed
-                and not self._loop_reset):
+                and not self._halvings and not self._loop_halvings):
             return None
         self.status["seq"] += 1
-        loop_from = 0 if self._loop_reset else self._loop_sent
         frame = {"type": "delta", "series": {k: v[self._sent:] for k, v in self.series.items()},
-                 "loop": {"x": self.loop["x"][loop_from:], "f": self.loop["f"][loop_from:],
-                          "model": self.loop["model"][loop_from:]},
+                 "loop": {"x": self.loop["x"][self._loop_sent:], "f": self.loop["f"][self._loop_sent:],
+                          "model": self.loop["model"][self._loop_sent:]},
                  "status": self.status}
-        if self._loop_reset:  # the loop was halved: the page replaces it
-            frame["loop_reset"] = True
-            self._loop_reset = False
+        if self._halvings:
+            frame["halve"], self._halvings = self._halvings, 0
+        if self._loop_halvings:
+            frame["loop_halve"], self._loop_halvings = self._loop_halvings, 0
         if self._model_changed:
             frame["model"] = self.loop["model"]
             self._model_changed = False

@@ -35,6 +35,7 @@ function fmt(v, digits = 3) {
   if (a >= 1e5 || a < 1e-3) return v.toExponential(digits - 1);
   return v.toFixed(Math.max(0, digits - 1 - Math.floor(Math.log10(Math.max(a, 1e-12)))));
 }
+function everyOther(values) { const kept = []; for (let i = 0; i < values.length; i += 2) kept.push(values[i]); return kept; }
 function scaled(values, factor) { return values.map((v) => (v === null ? null : v * factor)); }
 function width(el) { return Math.max(200, el.clientWidth); }
 // tick labels: plain numbers; below 1e-3 in magnitude, in exponent form (uPlot's own gave "0, -0" for 1e-15)
@@ -188,13 +189,15 @@ function onFrame(frame) {
     live.loop = frame.loop || { x: [], f: [], model: [] };
     if (frame.info) live.info = frame.info;
   } else {
+    // the server halved its history (every other point, the first kept): so does the page
+    for (let h = 0; h < (frame.halve || 0); h++) for (const name of Object.keys(live.series)) live.series[name] = everyOther(live.series[name]);
+    for (let h = 0; h < (frame.loop_halve || 0); h++) for (const key of ["x", "f", "model"]) live.loop[key] = everyOther(live.loop[key]);
     for (const [name, values] of Object.entries(frame.series || {})) {
       if (!live.series[name]) live.series[name] = [];
       const target = live.series[name];
       for (const v of values) target.push(v);
     }
     const l = frame.loop || {};
-    if (frame.loop_reset) live.loop = { x: [], f: [], model: [] };  // the server halved the loop
     for (const key of ["x", "f", "model"]) for (const v of l[key] || []) live.loop[key].push(v);
     if (frame.model) live.loop.model = frame.model;
   }
