@@ -9,9 +9,13 @@ no browser is downloaded), waits until ``--at`` of the run's slow steps are on t
 writes the screenshot (1440 × 900 viewport, the whole page), and prints what the page
 measured in the browser: redraws per second while the test ran, and the loop-to-screen
 latency (the loop's step event → the frame painted: ``window.rthsLive.latencies``), p50,
-p95 and max; and what the run printed about its pace (``--realtime``). ``--tabs N`` opens N
-tabs on the page (the measurement with pages open). Timing figures depend on the
-machine's load: the script prints ``uptime`` beside them.
+p95 and max, also for the oldest step each redraw brought; the latency's parts
+(``window.rthsLive.latencyParts``: the feed's queue, the server, the socket, parsing,
+waiting for the redraw, the redraw's scripts, uPlot's canvases, the paint); the browser's
+processor time; and what the run printed about its pace (``--realtime``). ``--tabs N``
+opens N tabs on the page (the measurement with pages open); ``--src DIR`` runs another
+checkout's ``rths_ident`` (to compare two versions of the page under the same load).
+Timing figures depend on the machine's load: the script prints ``uptime`` beside them.
 """
 
 from __future__ import annotations
