@@ -329,13 +329,22 @@ const LIMIT_ROWS = [["stroke_m", "stroke |x_m|", "mm", 1e3], ["command_m", "comm
 function limits(values) {
   const body = document.querySelector("#limits tbody");
   // a quantity the run does not have (a rig's command is in the board's units) has no row
-  const rows = LIMIT_ROWS.filter(([key]) => values[key] && values[key].peak !== null).map(([key, name, unit, k]) => {
-    const v = values[key], ratio = v.limit ? v.peak / v.limit : null;
+  const shown = LIMIT_ROWS.filter(([key]) => values[key] && values[key].peak !== null);
+  const layout = shown.map(([key]) => key).join(" ");
+  if (body.dataset.rows !== layout) {  // the rows once; then only the cells whose text changed
+    body.dataset.rows = layout;
+    body.innerHTML = shown.map(([key, name, unit]) =>
+      `<tr data-key="${key}"><td>${name} [${unit}]</td><td></td><td></td><td></td><td></td></tr>`).join("");
+  }
+  shown.forEach(([key, , , k], i) => {
+    const v = values[key], ratio = v.limit ? v.peak / v.limit : null, cells = body.rows[i].cells;
     const cls = ratio === null ? "none" : ratio >= 1 ? "over" : ratio >= 0.8 ? "warn" : "ok";
-    const pct = ratio === null ? "no limit set" : `${(100 * ratio).toFixed(1)} %`;
-    return `<tr data-key="${key}"><td>${name} [${unit}]</td><td>${fmt(v.now * k)}</td><td>${fmt(v.peak * k)}</td><td>${v.limit ? fmt(v.limit * k) : "–"}</td><td class="${cls}">${pct}</td></tr>`;
+    setText(cells[1], fmt(v.now * k));
+    setText(cells[2], fmt(v.peak * k));
+    setText(cells[3], v.limit ? fmt(v.limit * k) : "–");
+    setText(cells[4], ratio === null ? "no limit set" : `${(100 * ratio).toFixed(1)} %`);
+    if (cells[4].className !== cls) cells[4].className = cls;
   });
-  setHtml(body, rows.join(""));
 }
 function realtime(r) {
   if (!r) return;
