@@ -146,10 +146,6 @@ def run_once(duration: float | None, tabs: int, clients: str = "browser") -> dic
     return _row(load, metrics, browser, code, err)
 
 
-def _percentile(values, q):
-    return float(np.percentile(np.asarray(values, dtype=float), q)) if len(values) else float("nan")
-
-
 def _browser_text(browser: dict) -> str:
     if not browser:
         return ""
