@@ -362,7 +362,14 @@ def _new(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     predict = "--predict" in args.options
-    options = [option for option in args.options if option != "--predict"]
+    options, margin_values = _margin_options([option for option in args.options if option != "--predict"])
+    if margin_values and not predict:
+        raise ParameterError("--margin: the delay margin's sweep is part of --predict (add --predict)")
+    sweep = None
+    if predict:
+        from rths_ident.runner.delay_margin import MarginSweep  # noqa: PLC0415
+
+        sweep = MarginSweep(**margin_values)  # a bad value: one line naming margin.FIELD, before any work
     try:
         kind_name, kind, test_file, values, origin, _ = resolve(args.test, options)
     except SystemExit as exit_request:
@@ -387,10 +394,43 @@ def _check(args: argparse.Namespace) -> int:
                                  "bw-frame, rc-frame, shear-frame and test files of theirs)")
         from rths_ident.runner.predict import prediction_lines, predict_test  # noqa: PLC0415
 
-        prediction = predict_test(kind.module, cfg)
+        prediction = predict_test(kind.module, cfg, sweep)
         print("\n".join(prediction_lines(prediction)))
         return 0 if prediction["verdict"] == "go" else EXIT_TEST_STOPPED
     return 0
+
+
+#: ``check --predict --margin FIELD=VALUE``: the delay margin's sweep (SI units)
+_MARGIN_FIELDS = {"max_delay": float, "min_delay_margin": float, "window": float, "gain_low": float,
+                  "gain_high": float, "points": int, "tolerance": float, "tracking_share": float}
+
+
+def _margin_options(options: list[str]) -> tuple[list[str], dict]:
+    """``options`` without the ``--margin FIELD=VALUE`` pairs, and those values."""
+    rest, values = [], {}
+    i = 0
+    while i < len(options):
+        option = options[i]
+        if option == "--margin" or option.startswith("--margin="):
+            if option == "--margin":
+                if i + 1 >= len(options):
+                    raise ParameterError("--margin: expected FIELD=VALUE, e.g. --margin max_delay=0.03 "
+                                         f"(fields: {', '.join(_MARGIN_FIELDS)})")
+                text, i = options[i + 1], i + 2
+            else:
+                text, i = option.split("=", 1)[1], i + 1
+            name, equals, value = text.partition("=")
+            if not equals or name not in _MARGIN_FIELDS:
+                raise ParameterError(f"--margin {text}: expected FIELD=VALUE with FIELD one of "
+                                     f"{', '.join(_MARGIN_FIELDS)}")
+            try:
+                values[name] = _MARGIN_FIELDS[name](value)
+            except ValueError:
+                raise ParameterError(f"margin.{name} = {value!r}: expected a number") from None
+            continue
+        rest.append(option)
+        i += 1
+    return rest, values
 
 
 def add_new_command(subparsers: argparse._SubParsersAction) -> None:
@@ -413,9 +453,13 @@ def add_check_command(subparsers: argparse._SubParsersAction) -> None:
                                    description="Check a test file (or a shipped test with options): every field, "
                                    "the record file, the outputs, the engine — nothing is built or run. With "
                                    "--predict, then run the test's virtual twin (nothing moves): predicted J2, "
-                                   "command peak and jump, each interlock's peak against its limit, go / no-go "
-                                   "(exit status 3 for no-go).",
-                                   usage="rths-ident check TEST [--predict] [the test's options]")
+                                   "command peak and jump, each interlock's peak against its limit, the delay "
+                                   "margin (the extra loop delay and compensator gain error at which the twin "
+                                   "fails; --margin FIELD=VALUE sets its sweep: max_delay [s], min_delay_margin "
+                                   "[s], window [s], gain_low, gain_high, points, tolerance, tracking_share), "
+                                   "go / no-go (exit status 3 for no-go).",
+                                   usage="rths-ident check TEST [--predict [--margin FIELD=VALUE ...]] "
+                                   "[the test's options]")
     parser.add_argument("test", metavar="TEST", help="FILE.toml, a shipped test, or FILE.h5")
     parser.add_argument("options", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     parser.set_defaults(func=_check)

@@ -12,9 +12,12 @@ and what it says about the real test before anything moves.
   **no-go** otherwise, saying which interlock and by how much.
 
 The twin runs with the interlocks off (what the test would do, not where it would stop),
-the fused engine when the test's substructure is native, step-wise otherwise. The delay
-margin of issue 21 (the extra loop delay and compensator gain error at which the test goes
-unstable) is not part of it.
+the fused engine when the test's substructure is native, step-wise otherwise.
+
+Then the **delay margin** (:mod:`rths_ident.runner.delay_margin`, native substructures):
+the extra loop delay, and the compensator gain error, at which the twin goes unstable or
+trips an interlock, and which interlock ends each; **no-go** also when the delay margin
+is below the sweep's ``min_delay_margin``.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import numpy as np
 from rths_ident import metrics
 from rths_ident.hybrid.fast_side.interlocks import peak_usage
 from rths_ident.hybrid.loop.assembled import first_trip, run_loop
+from rths_ident.runner.delay_margin import MarginSweep, margin_lines, predict_margins
 from rths_ident.runner.results import command_metrics
 
 __all__ = ["GO_USAGE", "predict_test", "prediction_lines"]
@@ -36,8 +40,9 @@ __all__ = ["GO_USAGE", "predict_test", "prediction_lines"]
 GO_USAGE = 0.8
 
 
-def predict_test(kind_module, cfg) -> dict:
-    """Run ``cfg``'s virtual twin (``kind_module.build(cfg)``) and predict (module doc)."""
+def predict_test(kind_module, cfg, sweep: MarginSweep | None = None) -> dict:
+    """Run ``cfg``'s virtual twin (``kind_module.build(cfg)``) and predict (module doc);
+    ``sweep``: the delay margin's sweep (default :class:`MarginSweep`'s defaults)."""
     test = kind_module.build(cfg)
     engine = "fused" if test.native_ns is not None else "stepwise"
     start = _time.perf_counter()
@@ -56,10 +61,19 @@ def predict_test(kind_module, cfg) -> dict:
         verdict = ("go", "no interlock trips and every one stays below "
                          f"{100 * GO_USAGE:.0f} % of its limit" + (
                              f" (the closest: {worst[0]}, {100 * worst[1]['usage']:.0f} %)" if worst else ""))
+    wall = _time.perf_counter() - start
+    margins = None
+    if test.native_ns is not None and trip is None:  # a twin that trips as it is has no margin to find
+        peak_target = float(np.max(np.abs(np.asarray(fast["target"]))))
+        margins = predict_margins(test, cfg.variant, MarginSweep() if sweep is None else sweep, peak_target)
+        if verdict[0] == "go" and margins["verdict"] == "no-go":
+            verdict = ("no-go", margins["why"])
+        elif verdict[0] == "go":
+            verdict = ("go", f"{verdict[1]}; {margins['why']}")
     return {"engine": engine, "steps": int(np.asarray(fast["measured"]).shape[0]),
             "j2_percent": float(metrics.j2_tracking_error(np.ravel(fast["target"]), np.ravel(fast["measured"]))),
             **command_metrics(logs), "usage": usage, "trip": None if trip is None else trip.as_dict(),
-            "verdict": verdict[0], "why": verdict[1], "wall_s": _time.perf_counter() - start}
+            "margins": margins, "verdict": verdict[0], "why": verdict[1], "wall_s": wall}
 
 
 def prediction_lines(prediction: dict) -> list[str]:
@@ -72,5 +86,11 @@ def prediction_lines(prediction: dict) -> list[str]:
         unit = f" {entry['unit']}" if entry["unit"] else ""
         limit = f"{entry['limit']:.4g}{unit}" if math.isfinite(entry["limit"]) else "off"
         lines.append(f"  {name:<22s} peak {entry['peak']:.4g}{unit} of {limit}: {100 * entry['usage']:.0f} %")
+    if prediction.get("margins") is not None:
+        lines.extend(margin_lines(prediction["margins"]))
+    else:
+        lines.append("delay margin: not computed (" + ("the twin trips as it is" if prediction["trip"] is not None
+                                                    else "the sweep runs the fused twin: it needs a native "
+                                                         "substructure") + ")")
     lines.append(f"{prediction['verdict'].upper()}: {prediction['why']}")
     return lines

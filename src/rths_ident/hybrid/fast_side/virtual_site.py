@@ -108,6 +108,14 @@ class VirtualSite:
         site._attach(self._program.with_carry(canonical_state(state)))
         return site
 
+    def with_params(self, params: dict, state) -> "VirtualSite":
+        """A site sharing this one's compiled step (no recompilation) with other values
+        of the fast side's parameters (the same tree and shapes), starting at ``state``
+        (e.g. another extra delay of :mod:`rths_ident.hybrid.fast_side.command_delay`)."""
+        site = self.restarted(state)
+        site._program.constants = params
+        return site
+
     def step(self, target, arrival_s: float | None = None) -> SiteReading:
         """One slow step towards ``target`` [m]. ``arrival_s``: in a paced run, when the
         target arrived after the step's window opened [s] (the NS's time); a

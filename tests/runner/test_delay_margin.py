@@ -1,0 +1,78 @@
+"""The pre-test check's delay margin (runner.delay_margin).
+
+* the prediction — the fused twin batched with ``jax.vmap`` over the extra delay — agrees
+  within 10 % with the delay at which the **step-wise loop** (the virtual site, one
+  compiled call per slow step, the loop's own interlock monitor and safe stop) trips,
+  bisected run by run: the independent number a lab would find by trial;
+* the bracket search finds a known threshold (a closed form) to its tolerance;
+* a bad sweep value is one error naming ``margin.FIELD``, before any work, also from the
+  command line.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from rths_ident.cli import main
+from rths_ident.errors import ParameterError
+from rths_ident.hybrid.loop.assembled import run_loop
+from rths_ident.runner import delay_margin as dm
+from rths_ident.scenarios import rc_frame as rc
+
+
+@pytest.mark.slow
+def test_predicted_delay_margin_agrees_with_the_stepwise_loop_bisected():
+    cfg = rc.RCFrameConfig(duration=3.0)
+    test = rc.build(cfg)
+    logs, _ = run_loop(test, "fused", variant=cfg.variant, interlocks=False)
+    peak = float(np.max(np.abs(logs["fast"]["target"])))
+    sweep = dm.MarginSweep(max_delay=0.03, window=None)
+    predicted = dm.predict_margins(test, cfg.variant, sweep, peak, gains=False)
+    actual = dm.stepwise_delay_margin(test, cfg.variant, sweep, peak)
+    assert predicted["delay"]["margin"] is not None and actual["margin"] is not None
+    assert abs(predicted["delay"]["margin"] - actual["margin"]) <= 0.1 * actual["margin"]
+    # the bracket: the twin runs just below the margin, and the step-wise loop does too
+    low, high = actual["bracket"]
+    assert dm.stepwise_trip(dm.margin_test(test, sweep, sweep.tracking_share * peak), cfg.variant, low) is None
+    assert predicted["delay"]["bracket"][0] < predicted["delay"]["margin"]
+
+
+class _Trip:
+    name = "tracking_error"
+
+
+def test_refine_finds_a_known_threshold_to_its_tolerance():
+    threshold = 0.0137
+    calls = []
+
+    def evaluate(values):
+        calls.append(len(values))
+        return [_Trip() if value >= threshold else None for value in values]
+
+    result = dm._refine(evaluate, 0.0, 0.05, 8, 0.04)
+    low, high = result["bracket"]
+    assert low < threshold <= high and high - low <= 0.04 * high
+    assert result["margin"] == high and all(n == 8 for n in calls)
+    # downwards (a gain below 1) and nothing failing in range
+    down = dm._refine(lambda values: [_Trip() if v <= 0.3 else None for v in values], 1.0, 0.0, 8, 0.04)
+    assert down["bracket"][1] <= 0.3 < down["bracket"][0] and abs(down["bracket"][0] - 0.3) <= 0.04 * 0.7
+    assert dm._refine(lambda values: [None] * len(values), 0.0, 0.05, 8, 0.04)["margin"] is None
+
+
+@pytest.mark.parametrize("field, value", [("max_delay", -0.01), ("max_delay", 0.0), ("min_delay_margin", 0.2),
+                                          ("window", -1.0), ("gain_low", 1.5), ("gain_high", 0.5),
+                                          ("points", 1), ("tolerance", 0.0), ("tracking_share", math.nan)])
+def test_a_bad_sweep_value_names_the_field(field, value):
+    with pytest.raises(ParameterError, match=rf"^margin\.{field} = "):
+        dm.MarginSweep(**{field: value})
+
+
+def test_the_command_line_says_a_bad_sweep_value_in_one_line(capsys):
+    assert main(["check", "rc-frame", "--predict", "--margin", "max_delay=-0.01"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "margin.max_delay = -0.01" in err and "Traceback" not in err
+    assert main(["check", "rc-frame", "--margin", "max_delay=0.03"]) == 1
+    assert "add --predict" in capsys.readouterr().err
