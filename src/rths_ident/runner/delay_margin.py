@@ -51,6 +51,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from rths_ident import exported_programs
 from rths_ident.errors import ParameterError
 from rths_ident.hybrid.fast_side.command_delay import delayed_compensation
 from rths_ident.hybrid.fast_side.fast_chunk import fast_params, initial_fast_state
@@ -146,45 +147,64 @@ _BATCHES: dict = {}  # the batched fused twins by key
 _SITES: dict = {}  # the step-wise twins' virtual sites by key
 
 
-def _batched_runner(test: HybridTest):
-    """``(fast params, initial, ground accel, delays (B,), gains (B,)) -> fast logs with a
-    leading batch axis``: the fused loop vmapped over the stage's parameters (compiled
-    once per key and batch size)."""
-    if test.key not in _BATCHES:
+def _batched_runner(test: HybridTest, fp: dict, initial, ground_accel, points: int):
+    """``(fast params, initial, ground accel, delays (B,), gains (B,)) -> logs with a
+    leading batch axis`` (the fast log's interlock channels, the NS's displacement, the
+    update log): the fused loop vmapped over the stage's parameters, compiled once per
+    key and batch size ``points`` (kept between processes by
+    :mod:`rths_ident.exported_programs` when the test's key is a configuration of this
+    package)."""
+    cache_key = (test.key, int(points))
+    if cache_key not in _BATCHES:
         functions = slow_step_functions(test)
 
         def run(fp, initial, ag, delays, gains):
             def one(delay, gain):
                 _, logs = run_fused(functions, _with_stage(fp, delay, gain), initial, ag)
-                return {"fast": {k: logs["fast"][k] for k in ("command", "measured", "target", "force", "slow_target")},
-                        "ns": {"displacement": logs["ns"]["displacement"]} if "displacement" in logs.get("ns", {}) else {},
-                        "update": logs.get("update")}
+                kept = {"fast": {k: logs["fast"][k] for k in _FAST_CHANNELS if k in logs["fast"]}}
+                if "displacement" in logs.get("ns", {}):
+                    kept["ns"] = {"displacement": logs["ns"]["displacement"]}
+                if logs.get("update") is not None:
+                    kept["update"] = logs["update"]
+                return kept
             return jax.vmap(one)(delays, gains)
 
-        _BATCHES[test.key] = jax.jit(run)
-    return _BATCHES[test.key]
+        batch = jax.ShapeDtypeStruct((int(points),), jnp.float64)
+        # stored only when the twin's own test key is a configuration of this package
+        stored_key = test.key if exported_programs.package_key(test.key.test_key) is not None else None
+        _BATCHES[cache_key] = exported_programs.compile_program(
+            "delay-margin-batch", stored_key, run,
+            (fp, initial, ground_accel, batch, batch), digest_arrays=(np.asarray(ground_accel),))
+    return _BATCHES[cache_key]
+
+
+#: the fast log's channels the interlock monitor reads
+_FAST_CHANNELS = ("command", "measured", "target", "force", "slow_target")
 
 
 class _Twins:
     """Runs batches of the margin twin and says which fail (module doc)."""
 
-    def __init__(self, test: HybridTest, variant: str):
+    def __init__(self, test: HybridTest, variant: str, points: int):
         self.test = test
         self.params = fast_params(test.fast_side)
         self.initial = initial_loop_state(test, variant)
         self.ground_accel = jax.device_put(np.asarray(test.ground_accel))
-        self.runner = _batched_runner(test)
+        self.points = points
+        self.runner = _batched_runner(test, self.params, self.initial, self.ground_accel, points)
         self.runs = 0
         self.batches = 0
 
     def logs(self, delays, gains) -> list[dict]:
-        delays = jnp.asarray(np.asarray(delays, float))
-        gains = jnp.asarray(np.asarray(gains, float))
+        """The twins' logs at ``delays`` [s] and ``gains`` [-] (``points`` of each)."""
+        delays, gains = np.asarray(delays, float), np.asarray(gains, float)
+        if delays.shape != (self.points,) or gains.shape != (self.points,):
+            raise ValueError(f"a batch holds {self.points} swept values; got {delays.shape} and {gains.shape}")
         out = jax.tree_util.tree_map(np.asarray, self.runner(self.params, self.initial, self.ground_accel,
-                                                             delays, gains))
-        self.runs += int(delays.shape[0])
+                                                             jax.device_put(delays), jax.device_put(gains)))
+        self.runs += self.points
         self.batches += 1
-        return [jax.tree_util.tree_map(lambda x, i=i: x[i], out) for i in range(int(delays.shape[0]))]
+        return [jax.tree_util.tree_map(lambda x, i=i: x[i], out) for i in range(self.points)]
 
     def trips(self, delays, gains) -> list:
         return [first_trip(self.test, logs) for logs in self.logs(delays, gains)]
@@ -196,7 +216,7 @@ def predict_margins(test: HybridTest, variant: str, sweep: MarginSweep, nominal_
     doc); ``nominal_peak_target``: the peak |x_t| of the nominal twin [m]."""
     start = _time.perf_counter()
     tracking_limit = sweep.tracking_share * float(nominal_peak_target)
-    twins = _Twins(margin_test(test, sweep, tracking_limit), variant)
+    twins = _Twins(margin_test(test, sweep, tracking_limit), variant, sweep.points)
     tolerance = sweep.tolerance
     delay = _refine(lambda values: twins.trips(values, np.ones_like(values)), 0.0, sweep.max_delay, sweep.points,
                     tolerance)
