@@ -1,7 +1,7 @@
 """Predicted vs actual delay margin per shipped frame test: the table of
 docs/hybrid/interlocks.md ("The delay margin").
 
-    python docs/scripts/delay_margin_table.py [--tests rc-frame,lugre-frame] [--window S]
+    python docs/scripts/delay_margin_table.py [--tests rc-frame,lugre-frame,bw-frame] [--window S]
         [--out margins.json] [--from margins.json] [--write docs/hybrid/interlocks.md]
 
 Per test (the shipped test file as it is): the nominal twin (fused, the whole record,
@@ -122,7 +122,7 @@ def machine() -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--tests", default="rc-frame,lugre-frame")
+    parser.add_argument("--tests", default="rc-frame,lugre-frame,bw-frame")
     parser.add_argument("--window", type=float, default=dm.MarginSweep().window)
     parser.add_argument("--out")
     parser.add_argument("--from", dest="source")

@@ -304,6 +304,7 @@ def test_check_predict_runs_the_virtual_twin_and_says_go_or_no_go(tmp_path, caps
     peak = float(np.max(np.abs(logs["fast"]["command"])))
     assert f"command_stroke         peak {peak:.4g} m of 0.15 m: {100 * peak / 0.15:.0f} %" in out
     assert out.strip().splitlines()[-1].startswith("GO: no interlock trips")
+    assert "\ndelay margin (twin over the first 1 s" in out and "  extra loop delay  " in out  # the margin's block
 
     path = rths_ident.load_test("lugre-frame").with_changes(
         interlocks={"command_stroke": 0.002}, record={"duration": 1.0}).save(tmp_path / "tight.toml")
