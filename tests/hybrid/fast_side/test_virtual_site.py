@@ -112,3 +112,26 @@ def test_the_packed_call_gives_the_numbers_of_the_chunk_jitted_on_its_trees():
         np.testing.assert_allclose(reading.estimate.theta, np.asarray(out["estimate"]["theta"]), rtol=1e-9)
     assert np.max(np.abs(reading.log["measured"])) > 1e-4  # the actuator moved
     assert site.last_command == pytest.approx(float(np.asarray(out["log"]["command"])[-1]), abs=1e-11)
+
+
+def test_a_site_with_other_params_equals_a_site_built_with_them():
+    """``with_params``: the compiled step shared, another extra delay swapped in
+    (hybrid.fast_side.command_delay) — the same logs as a site compiled with that delay,
+    and unlike the site it came from."""
+    from rths_ident.hybrid.fast_side.command_delay import delayed_compensation
+    from rths_ident.hybrid.fast_side.fast_chunk import fast_params
+
+    test = lugre_frame.build(lugre_frame.LugreFrameConfig(duration=0.4))
+    side = test.fast_side
+    side = side._replace(compensation=delayed_compensation(side.compensation, 0.01, side.fast_rate))
+    params = fast_params(side)
+    delayed = dict(params, compensation=params["compensation"]._replace(delay=np.float64(0.0063)))
+    nominal = VirtualSite(side, test.seed)
+    swapped = nominal.with_params(delayed, initial_fast_state(side, test.seed))
+    built = VirtualSite(side, test.seed, params=delayed)
+    targets = 2e-3 * np.sin(2 * np.pi * 1.5 * 0.02 * np.arange(1, 11))
+    for target in targets:
+        a, b, c = swapped.step(target).log, built.step(target).log, nominal.step(target).log
+        np.testing.assert_array_equal(a["command"], b["command"])
+        np.testing.assert_array_equal(a["measured"], b["measured"])
+    assert np.max(np.abs(a["command"] - c["command"])) > 1e-3 * np.max(np.abs(c["command"]))
