@@ -60,6 +60,9 @@ def test_refine_finds_a_known_threshold_to_its_tolerance():
     down = dm._refine(lambda values: [_Trip() if v <= 0.3 else None for v in values], 1.0, 0.0, 8, 0.04)
     assert down["bracket"][1] <= 0.3 < down["bracket"][0] and abs(down["bracket"][0] - 0.3) <= 0.04 * 0.7
     assert dm._refine(lambda values: [None] * len(values), 0.0, 0.05, 8, 0.04)["margin"] is None
+    # a twin that fails as it is: margin 0 after one call
+    failing = dm._refine(lambda values: [_Trip()] * len(values), 0.0, 0.05, 8, 0.04)
+    assert failing["margin"] == 0.0 and failing["calls"] == 1
 
 
 @pytest.mark.parametrize("field, value", [("max_delay", -0.01), ("max_delay", 0.0), ("min_delay_margin", 0.2),

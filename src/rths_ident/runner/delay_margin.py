@@ -20,13 +20,14 @@ the test's ``tracking_error`` interlock, or, when the test declares none,
 oscillates about its target trips the tracking limit long before the strokes.
 
 The **margin** of a quantity is the smallest swept change at which the twin fails: τ_m
-[s] for the delay (the twin runs at every τ < τ_m), and s_low, s_high for the
-correction gain (it runs for s_low < s < s_high). The check reports each with the
+[s] for the delay (the twin runs at every τ swept below τ_m), and s_low, s_high for
+the correction gain (it runs at every s swept between them; not swept without a
+compensator, where s changes nothing). The check reports each with the
 interlock that ends it; **no-go** when τ_m < ``min_delay_margin`` (default 5 ms).
 
 How it is computed (:func:`predict_margins`). The fused loop of the twin with the
 stage, compiled once with ``jax.vmap`` over the swept parameter: one call runs
-``points`` values of it. A first call on an even grid brackets the margin (the first
+``points`` values of it. A first call on an even grid from the nominal value brackets the margin (the first
 failing value, the last running one below it); each further call runs ``points`` values
 evenly inside the bracket, which shrinks it by ``points + 1``, until it is narrower
 than ``tolerance`` of the margin. The margin reported is the bracket's upper end (the
@@ -125,15 +126,16 @@ class MarginKey(NamedTuple):
 
 def margin_test(test: HybridTest, sweep: MarginSweep, tracking_limit: float = math.inf) -> HybridTest:
     """``test`` over the sweep's window with the delay stage (τ = 0, s = 1) between its
-    compensation and its transfer system, and the margin's tracking limit [m] (the
-    smaller of the test's own and ``tracking_limit``)."""
+    compensation and its transfer system, and the margin's tracking limit [m]: the
+    test's own ``tracking_error`` interlock, or ``tracking_limit`` when it declares none."""
     steps = len(test.time_slow)
     if sweep.window is not None:
         steps = min(steps, max(1, int(round(sweep.window * test.slow_rate))))
     side = test.fast_side
     side = side._replace(compensation=delayed_compensation(side.compensation, sweep.max_delay, side.fast_rate))
+    declared = test.interlocks.tracking_error
     interlocks = dataclasses.replace(test.interlocks,
-                                     tracking_error=min(test.interlocks.tracking_error, tracking_limit))
+                                     tracking_error=declared if math.isfinite(declared) else tracking_limit)
     return test._replace(key=MarginKey(test.key, steps, float(sweep.max_delay)), fast_side=side,
                          time_slow=np.asarray(test.time_slow)[:steps],
                          ground_accel=np.asarray(test.ground_accel)[:steps], interlocks=interlocks)
@@ -221,7 +223,7 @@ def predict_margins(test: HybridTest, variant: str, sweep: MarginSweep, nominal_
     delay = _refine(lambda values: twins.trips(values, np.ones_like(values)), 0.0, sweep.max_delay, sweep.points,
                     tolerance)
     over = under = None
-    if gains:
+    if gains and test.fast_side.compensation is not None:  # without a compensator s changes nothing
         over = _refine(lambda values: twins.trips(np.zeros_like(values), values), 1.0, sweep.gain_high,
                        sweep.points, tolerance)
         under = _refine(lambda values: twins.trips(np.zeros_like(values), values), 1.0, sweep.gain_low,
@@ -233,7 +235,8 @@ def predict_margins(test: HybridTest, variant: str, sweep: MarginSweep, nominal_
         verdict = ("no-go", f"delay margin {1e3 * delay_margin:.2f} ms below the minimum "
                             f"{1e3 * sweep.min_delay_margin:g} ms")
     else:
-        verdict = ("go", f"delay margin {1e3 * delay_margin:.2f} ms ≥ the minimum {1e3 * sweep.min_delay_margin:g} ms")
+        verdict = ("go", f"delay margin {1e3 * delay_margin:.2f} ms ≥ the minimum "
+                         f"{1e3 * sweep.min_delay_margin:g} ms")
     return {"delay": delay, "gain_over": over, "gain_under": under,
             "tracking_limit_m": float(twins.test.interlocks.tracking_error),
             "window_s": len(twins.test.time_slow) / test.slow_rate, "runs": twins.runs, "batches": twins.batches,
@@ -244,11 +247,11 @@ def predict_margins(test: HybridTest, variant: str, sweep: MarginSweep, nominal_
 def _refine(evaluate, start: float, end: float, points: int, tolerance: float, rounds: int = 6) -> dict:
     """The first failing value from ``start`` (nominal) towards ``end`` (either
     direction): ``evaluate(values) -> [trip or None]`` on an even grid of ``points``
-    values after ``start``, then on ``points`` values evenly inside the bracket per call
+    values from ``start`` (included: if it fails, the margin is ``start``) to ``end``, then on ``points`` values evenly inside the bracket per call
     until the bracket is narrower than ``tolerance`` × |margin − start| (at most
     ``rounds`` calls). Returns {"margin" (None: nothing fails up to ``end``),
     "bracket" (the last value that runs, the first that fails), "trip", "calls"}."""
-    values = start + (end - start) * np.arange(1, points + 1) / points
+    values = np.linspace(start, end, points)  # the nominal value first: a twin that fails as it is has no margin
     running, failing, trip = float(start), None, None
     for call in range(1, rounds + 1):
         for value, value_trip in zip(values, evaluate(values)):
@@ -258,6 +261,8 @@ def _refine(evaluate, start: float, end: float, points: int, tolerance: float, r
             running = float(value)
         if failing is None:
             return {"margin": None, "bracket": (float(start), float(end)), "trip": None, "calls": call}
+        if failing == start:
+            return {"margin": float(start), "bracket": (float(start), float(start)), "trip": trip, "calls": call}
         if abs(failing - running) <= tolerance * abs(failing - start):
             break
         values = running + (failing - running) * np.arange(1, points + 1) / (points + 1)
@@ -321,7 +326,9 @@ def margin_lines(margins: dict) -> list[str]:
              f"{margins['batches']} compiled batches, {margins['wall_s']:.1f} s; fails = any interlock trips or "
              f"tracking error > {1e3 * margins['tracking_limit_m']:.3g} mm):"]
     delay = margins["delay"]
-    if delay["margin"] is None:
+    if delay["margin"] == 0.0:
+        lines.append(f"  extra loop delay       0 ms: the twin fails without any extra delay{_ends(delay)}")
+    elif delay["margin"] is None:
         lines.append(f"  extra loop delay       > {1e3 * sweep['max_delay']:g} ms (none of the delays swept fails)")
     else:
         low, high = delay["bracket"]
@@ -333,6 +340,8 @@ def margin_lines(margins: dict) -> list[str]:
             continue
         if result["margin"] is None:
             lines.append(f"  {label:<22s} none fails up to ×{sweep[end]:g}")
+        elif result["margin"] == 1.0:
+            lines.append(f"  {label:<22s} the twin fails at ×1 (as it is){_ends(result)}")
         else:
             low, high = result["bracket"]
             lines.append(f"  {label:<22s} fails at ×{high:.3g} (runs at ×{low:.3g}){_ends(result)}")
