@@ -25,19 +25,20 @@ from rths_ident.scenarios import rc_frame as rc
 
 @pytest.mark.slow
 def test_predicted_delay_margin_agrees_with_the_stepwise_loop_bisected():
-    cfg = rc.RCFrameConfig(duration=3.0)
+    """rc-frame's first 2.5 s (its margin ends by the tracking limit at t ≈ 1.7 s): both
+    brackets narrower than 6 % of the margin, so both hold the threshold and the two
+    margins differ by less than 10 % unless the two loops disagree."""
+    cfg = rc.RCFrameConfig(duration=2.5)
     test = rc.build(cfg)
     logs, _ = run_loop(test, "fused", variant=cfg.variant, interlocks=False)
     peak = float(np.max(np.abs(logs["fast"]["target"])))
-    sweep = dm.MarginSweep(max_delay=0.03, window=None)
+    sweep = dm.MarginSweep(max_delay=0.025, window=None, tolerance=0.06)
     predicted = dm.predict_margins(test, cfg.variant, sweep, peak, gains=False)
     actual = dm.stepwise_delay_margin(test, cfg.variant, sweep, peak)
     assert predicted["delay"]["margin"] is not None and actual["margin"] is not None
     assert abs(predicted["delay"]["margin"] - actual["margin"]) <= 0.1 * actual["margin"]
-    # the bracket: the twin runs just below the margin, and the step-wise loop does too
-    low, high = actual["bracket"]
-    assert dm.stepwise_trip(dm.margin_test(test, sweep, sweep.tracking_share * peak), cfg.variant, low) is None
-    assert predicted["delay"]["bracket"][0] < predicted["delay"]["margin"]
+    assert predicted["delay"]["trip"].name == actual["trip"].name  # the same interlock ends both
+    assert 0 < predicted["delay"]["bracket"][0] < predicted["delay"]["margin"]
 
 
 class _Trip:
