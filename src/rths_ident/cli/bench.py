@@ -12,7 +12,7 @@ from pathlib import Path
 from rths_ident.cli.common_options import add_json_option
 
 #: the figures ``--only`` picks from (all by default)
-FIGURES = ("engines", "batch", "components", "ukf", "opensees", "realtime", "calibrate")
+FIGURES = ("engines", "batch", "components", "ukf", "opensees", "realtime", "calibrate", "margin")
 
 
 def machine() -> dict:
@@ -155,6 +155,12 @@ def _bench(args: argparse.Namespace) -> int:
                             repeats=2 if quick else args.repeats)
         results["calibrate"] = r
         print("\n".join(calibration.report(r)))
+    if "margin" in which:
+        from rths_ident.speed import delay_margin  # noqa: PLC0415
+
+        r = delay_margin.run(repeats=1 if quick else args.repeats, duration=2.0 if quick else None)
+        results["delay_margin"] = r
+        print("\n".join(delay_margin.report(r)))
     if json_path is not None:
         json_path.write_text(json.dumps(results, indent=2))
         print(f"results → {json_path}")
