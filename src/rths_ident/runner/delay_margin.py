@@ -231,6 +231,8 @@ def predict_margins(test: HybridTest, variant: str, sweep: MarginSweep, nominal_
     delay_margin = delay["margin"]
     if delay_margin is None:
         verdict = ("go", f"no failure up to the largest delay swept, {1e3 * sweep.max_delay:g} ms")
+    elif delay_margin == 0.0:
+        verdict = ("no-go", f"the twin fails without any extra delay: {delay['trip'].message()}")
     elif delay_margin < sweep.min_delay_margin:
         verdict = ("no-go", f"delay margin {1e3 * delay_margin:.2f} ms below the minimum "
                             f"{1e3 * sweep.min_delay_margin:g} ms")
@@ -322,8 +324,9 @@ def _ends(result: dict) -> str:
 def margin_lines(margins: dict) -> list[str]:
     """The ``delay margin`` block of ``check --predict``."""
     sweep = margins["sweep"]
+    batches = f"{margins['batches']} compiled batch" + ("es" if margins["batches"] != 1 else "")
     lines = [f"delay margin (twin over the first {margins['window_s']:.3g} s, {margins['runs']} runs in "
-             f"{margins['batches']} compiled batches, {margins['wall_s']:.1f} s; fails = any interlock trips or "
+             f"{batches}, {margins['wall_s']:.1f} s; fails = any interlock trips or "
              f"tracking error > {1e3 * margins['tracking_limit_m']:.3g} mm):"]
     delay = margins["delay"]
     if delay["margin"] == 0.0:
