@@ -1,9 +1,10 @@
 """The command a servo-valve receives, per shipped frame test and compensator, with the
-rate transition as the sources draw it (``continuity = 0``) and continuous across slow
-steps (``continuity = 2``, the default): the tables of docs/hybrid/smooth_commands.md.
+rate transition as the sources draw it (``continuity = 0``), continuous across slow
+steps to the curvature (``continuity = 2``, the default) and to the jerk
+(``continuity = 3``): the tables of docs/hybrid/smooth_commands.md.
 
     python docs/scripts/command_smoothness_table.py [--tests lugre-frame,bw-frame,rc-frame]
-        [--compensators damb,amb,polynomial,none] [--duration S] [--out smooth.json]
+        [--compensators damb,amb,polynomial,none] [--continuities 0,2,3] [--duration S] [--out smooth.json]
         [--write docs/hybrid/smooth_commands.md] [--substructures] [--from smooth.json]
 
 Each run is the shipped test file with only ``compensation.kind`` and
@@ -82,18 +83,20 @@ def one_run(name: str, compensator: str | None, continuity: int, duration: float
 
 
 def commands_table(rows: list[dict]) -> str:
-    lines = ["| test | transition | compensator | peak ratio, sources' (0) | peak ratio, continuous (2) "
-             "| largest jump ratio (0) | largest jump ratio (2) | x_t's own jump ratio (2) | J2 % (0) | J2 % (2) |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    """One line per test and compensator; per continuity the runs have (0, 2, 3): peak
+    ratio, largest jump ratio, x_t's own jump ratio and J2 (— where a continuity was not run)."""
+    orders = sorted({r["continuity"] for r in rows})
     by_key = {(r["test"], r["compensator"], r["continuity"]): r for r in rows}
-    for (test, compensator, continuity), before in by_key.items():
-        if continuity != 0 or (test, compensator, 2) not in by_key:
-            continue
-        after = by_key[(test, compensator, 2)]
-        lines.append(f"| {test} | {after['transition']} | {compensator} | {before['command_peak_ratio']:.3f} "
-                     f"| {after['command_peak_ratio']:.3f} | {before['command_jump_ratio']:.4g} "
-                     f"| {after['command_jump_ratio']:.4g} | {after['target_jump_ratio']:.3g} "
-                     f"| {before['j2_percent']:.3f} | {after['j2_percent']:.3f} |")
+    heads = [f"{name} ({order})" for name in ("peak ratio", "largest jump ratio", "x_t's own jump ratio", "J2 %")
+             for order in orders]
+    lines = ["| test | transition | compensator | " + " | ".join(heads) + " |", "|---" * (3 + len(heads)) + "|"]
+    formats = {"command_peak_ratio": "{:.3f}", "command_jump_ratio": "{:.4g}", "target_jump_ratio": "{:.3g}",
+               "j2_percent": "{:.3f}"}
+    for test, compensator in dict.fromkeys((r["test"], r["compensator"]) for r in rows):
+        runs = [by_key.get((test, compensator, order)) for order in orders]
+        cells = [("—" if run is None else form.format(run[key])) for key, form in formats.items() for run in runs]
+        transition = next(run["transition"] for run in runs if run is not None)
+        lines.append(f"| {test} | {transition} | {compensator} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -135,6 +138,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--tests", default="lugre-frame,bw-frame,rc-frame")
     parser.add_argument("--compensators", default="damb,amb,polynomial,none")
+    parser.add_argument("--continuities", default="0,2,3", help="transition.continuity values to run")
     parser.add_argument("--duration", type=float, default=None, help="seconds of each record (default: all)")
     parser.add_argument("--out", default=None, help="JSON of every run")
     parser.add_argument("--write", default=None, help="the markdown page whose tables are replaced")
@@ -150,7 +154,7 @@ def main() -> None:
     rows = []
     for name in filter(None, args.tests.split(",")):
         for compensator in args.compensators.split(","):
-            for continuity in (0, 2):
+            for continuity in map(int, args.continuities.split(",")):
                 rows.append(one_run(name, compensator, continuity, args.duration))
                 print(json.dumps(rows[-1]), flush=True)
     sub_rows = []

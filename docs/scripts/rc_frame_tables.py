@@ -10,7 +10,13 @@
    computes it (``J4_output_m`` of the run), τ.
 2. Case 4 with the thesis' own actuator (Table 2.1 in kip–inch, ``actuator="thesis"``)
    beside ours, linear and nonlinear NS: what moves J2 and J4,force.
-3. Table 4.7's rate-ratio study on the Case 4 frame itself: DDMRT (the scenario's W, the
+3. Where rc-frame's J2 comes from (``j2-parts``): the shipped test (native linear NS, Case 4,
+   fixed W, dAMB, ``transition.continuity = 2``) changed one part at a time — the
+   transition's continuity and blend, an ideal actuator, ideal sensors, the thesis'
+   actuator, dAMB's gains — each with J2, DDMRT's own error (its output x_t against the
+   smooth NS signal, as item 4), x_m against that smooth signal, J4 (roof, ours) and the
+   command's peak and jump ratios.
+4. Table 4.7's rate-ratio study on the Case 4 frame itself: DDMRT (the scenario's W, the
    repository's w_80, adaptive W) fed the frame's interface displacement at Δt_n = 0.02 s
    (the ideal partitioned test), its output at ratios 40/80/160 against the smooth signal
    through the NS's own samples (a not-a-knot cubic spline, SciPy); and the pure delay it
@@ -18,7 +24,7 @@
 
 ``--write FILE`` replaces the tables between their marker comments in FILE
 (``<!-- rc-frame-TABLE:begin -->`` … ``<!-- rc-frame-TABLE:end -->`` for TABLE = cases,
-actuator, rate-ratio); without it they are printed.
+actuator, j2-parts, rate-ratio; ``--tables`` picks some); without it they are printed.
 """
 
 from __future__ import annotations
@@ -36,6 +42,10 @@ import scipy.optimize
 
 import rths_ident
 from rths_ident import metrics
+from rths_ident.hybrid.fast_side.compensation import damb
+from rths_ident.hybrid.fast_side.fast_chunk import Strategy
+from rths_ident.hybrid.loop.assembled import run_loop
+from rths_ident.runner.results import command_metrics
 from rths_ident.hybrid.fast_side.rate_transition import ddmrt
 from rths_ident.hybrid.fast_side.rate_transition import registry as transitions
 from rths_ident.runner.options import RunOptions
@@ -121,6 +131,79 @@ def run_actuators(duration=None) -> list[dict]:
     """Case 4, fixed W, linear (native) and nonlinear (OpenSees, α-OS) NS, both actuators."""
     return [run_case(ns, model, "alpha-os", "case4", False, actuator, duration)
             for ns, model in (("native", "linear"), ("opensees", "nonlinear")) for actuator in ("scaled", "thesis")]
+
+
+#: the parts of rc-frame's J2 (item 3): label -> (test-file changes, dAMB θ = [log10 P_0, ρ, s] or None)
+J2_PARTS = {
+    "shipped: dAMB, continuity 2": ({}, None),
+    "continuity 0 (seed 000's DDMRT)": ({"transition": {"continuity": 0}}, None),
+    "continuity 1": ({"transition": {"continuity": 1}}, None),
+    "continuity 3": ({"transition": {"continuity": 3}}, None),
+    "continuity 2, blend over 2 slow steps": ({"transition": {"blend_steps": 2.0}}, None),
+    "continuity 2, blend over 4 slow steps": ({"transition": {"blend_steps": 4.0}}, None),
+    "ideal sensors (no noise)": ({"sensors": {"noise": False}}, None),
+    "ideal actuator, no compensation": ({"actuator": {"transfer_system": "ideal"}, "compensation": {"kind": "none"}},
+                                        None),
+    "ideal actuator, dAMB": ({"actuator": {"transfer_system": "ideal"}}, None),
+    "thesis' actuator (Table 2.1, kip–inch)": ({"actuator": {"kind": "thesis"}}, None),
+    "thesis' actuator, continuity 0": ({"actuator": {"kind": "thesis"}, "transition": {"continuity": 0}}, None),
+    "dAMB ρ = 0.9999 (forgets over 2.5 s)": ({}, (10.0, 0.9999, 1.0)),
+    "dAMB P_0 = 10⁴ (slower start)": ({}, (4.0, 1.0, 1.0)),
+    # `rths-ident calibrate damb --specimens 16 --holdout 16 --iterations 6 --population 12` (SDOF specimens
+    # behind the calibration's own actuator; θ taken over with κ = 1)
+    "dAMB as `calibrate damb` tunes it (P_0 = 10¹², ρ = 0.99956, s = 0.603)": ({}, (12.0, 0.99956, 0.6033)),
+}
+
+
+def damb_with_gains(theta) -> damb.DAMBParams:
+    """dAMB's params for θ = [log10 P_0, ρ, s] (``rths-ident calibrate damb``'s θ, with the
+    specimen time-scale κ = 1: a_k = a_REPO,k s^k)."""
+    log_p0, rho, s = theta
+    return damb.DAMBParams(initial_covariance=10.0 ** log_p0, forgetting_factor=rho,
+                           initial_plant_coefficients=damb.REPOSITORY_INITIAL_PLANT * s ** np.arange(4.0))
+
+
+def transition_error(slow_target, fast_target, slow_rate, ratio) -> tuple:
+    """DDMRT's own error in a closed-loop run [%]: x_t (one slow step late, as the fast side
+    feeds DDMRT) against the not-a-knot cubic spline through the NS's samples (u_k at
+    t_(k+1), u = 0 at t = 0), at the fast instants (i + 1)·Δt_e, as the rate-ratio study.
+    Returns (error %, the smooth signal at the instants kept, the mask of x_t kept)."""
+    dt = 1.0 / slow_rate
+    u = np.asarray(slow_target, dtype=float).ravel()
+    x_t = np.asarray(fast_target, dtype=float).ravel()
+    smooth = scipy.interpolate.CubicSpline(dt * np.arange(u.size + 1), np.concatenate([[0.0], u]))
+    times = np.arange(1, x_t.size + 1) * dt / ratio
+    keep = times <= dt * u.size
+    return float(metrics.j2_tracking_error(smooth(times[keep]), x_t[keep])), smooth(times[keep]), keep
+
+
+def j2_parts(duration=None) -> list[dict]:
+    """Item 3: the shipped rc-frame test with one part changed at a time (fused engine,
+    interlocks off: what the loop does, not where a limit would stop it)."""
+    shipped = rths_ident.load_test("rc-frame")
+    rows = []
+    for label, (changes, theta) in J2_PARTS.items():
+        if duration is not None:
+            changes = {**changes, "record": {"duration": duration}}
+        test = shipped.with_changes(**changes)
+        cfg = test.config
+        hybrid = test.kind.module.build(cfg)
+        if theta is not None:
+            side = hybrid.fast_side
+            hybrid = hybrid._replace(fast_side=side._replace(compensation=Strategy(damb, damb_with_gains(theta))))
+        logs, _ = run_loop(hybrid, "fused", variant=cfg.variant, interlocks=False)
+        fast = logs["fast"]
+        target, measured = (np.asarray(fast[k]).ravel() for k in ("target", "measured"))
+        ratio = np.asarray(fast["target"]).shape[1]
+        error, smooth, keep = transition_error(fast["slow_target"], target, cfg.slow_rate, ratio)
+        reference = np.asarray(rc_frame.ideal_test_logs(cfg)["ns"]["displacement"])[:, -1]
+        row = {"part": label, "J2": float(metrics.j2_tracking_error(target, measured)), "transition_error": error,
+               "measured_vs_smooth": float(metrics.j2_tracking_error(smooth, measured[keep])),
+               "J4_roof": float(metrics.j4_global_error(reference, np.asarray(logs["ns"]["displacement"])[:, -1]))}
+        row.update(command_metrics(logs))
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    return rows
 
 
 def rate_ratio_study(duration=None) -> list[dict]:
@@ -209,6 +292,16 @@ def actuator_table(rows) -> str:
     return "\n".join(lines)
 
 
+def j2_parts_table(rows) -> str:
+    lines = ["| rc-frame (native linear NS, Case 4, fixed W) | J2 % (x_m vs x_t) | DDMRT's own error % (x_t vs the "
+             "smooth NS signal) | x_m vs the smooth NS signal % | J4 roof % (ours) | command peak ratio "
+             "| command jump ratio |", "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['part']} | {r['J2']:.3f} | {r['transition_error']:.3f} | {r['measured_vs_smooth']:.3f} "
+                     f"| {r['J4_roof']:.3f} | {r['command_peak_ratio']:.3f} | {r['command_jump_ratio']:.3g} |")
+    return "\n".join(lines)
+
+
 def rate_ratio_table(rows) -> str:
     lines = ["| ratio Δt_n/Δt_e | DDMRT | J2 % (ours, output vs the smooth NS signal) | delay ms "
              "| thesis J2 % fixed / adaptive (local) | thesis delay ms |", "|---|---|---|---|---|---|"]
@@ -225,11 +318,11 @@ if __name__ == "__main__":
     parser.add_argument("--duration", type=float, default=None)
     parser.add_argument("--out", default="rc_frame_tables.json")
     parser.add_argument("--write", type=Path, default=None)
-    parser.add_argument("--tables", default="cases,actuator,rate-ratio", help="which tables to run and write")
+    parser.add_argument("--tables", default="cases,actuator,j2-parts,rate-ratio", help="which tables to run and write")
     args = parser.parse_args()
     wanted = args.tables.split(",")
     runners = {"cases": (run, cases_table), "actuator": (run_actuators, actuator_table),
-               "rate-ratio": (rate_ratio_study, rate_ratio_table)}
+               "j2-parts": (j2_parts, j2_parts_table), "rate-ratio": (rate_ratio_study, rate_ratio_table)}
     results = {name: runners[name][0](args.duration) for name in wanted}
     with open(args.out, "w") as f:
         json.dump(results, f, indent=2)

@@ -27,10 +27,17 @@ def _row(continuity, peak, jump, j2):
             "command_peak_ratio": peak, "command_jump_ratio": jump, "target_jump_ratio": 1.17, "j2_percent": j2}
 
 
-def test_the_commands_table_pairs_before_and_after(tmp_path):
+def test_the_commands_table_puts_the_continuities_side_by_side(tmp_path):
     script = _script()
-    table = script.commands_table([_row(0, 19.8, 3188.0, 2.934), _row(2, 1.021, 2.57, 2.583)])
-    assert table.splitlines()[-1] == "| rc-frame | ddmrt | damb | 19.800 | 1.021 | 3188 | 2.57 | 1.17 | 2.934 | 2.583 |"
+    table = script.commands_table([_row(0, 19.8, 3188.0, 2.934), _row(2, 1.021, 2.57, 2.583),
+                                   _row(3, 1.025, 3.30, 3.001)])
+    assert table.splitlines()[0].startswith("| test | transition | compensator | peak ratio (0) | peak ratio (2) "
+                                            "| peak ratio (3) | largest jump ratio (0) |")
+    assert table.splitlines()[-1] == ("| rc-frame | ddmrt | damb | 19.800 | 1.021 | 1.025 | 3188 | 2.57 | 3.3 "
+                                      "| 1.17 | 1.17 | 1.17 | 2.934 | 2.583 | 3.001 |")
+    missing = script.commands_table([_row(0, 19.8, 3188.0, 2.934), _row(2, 1.021, 2.57, 2.583),
+                                     {**_row(3, 1.0, 1.0, 1.0), "compensator": "amb"}])
+    assert missing.splitlines()[-1].startswith("| rc-frame | ddmrt | amb | — | — | 1.000 |")
     page = tmp_path / "page.md"
     page.write_text("a\n<!-- smooth-commands:begin -->\nold\n<!-- smooth-commands:end -->\nb\n")
     script.write_between(page, "commands", table)

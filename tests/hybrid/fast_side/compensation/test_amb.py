@@ -79,3 +79,49 @@ def test_bad_parameters_are_rejected():
         AMBParams(initial_coefficients=np.zeros(3))
     with pytest.raises(ParameterError, match="cutoff_frequency"):
         AMBParams(filter_cutoff_frequency=30.0, filter_sample_rate=50.0)
+
+
+def _frozen_amb_commands(coefficients, target):
+    """AMB with Γ = 0 (a held at ``coefficients``) over ``target``, through ``lax.scan``."""
+    params = AMBParams(adaptation_gains=np.zeros(4), initial_coefficients=np.asarray(coefficients))
+
+    def one(state, x):
+        return amb.step(params, state, CompensatorInputs(x, jnp.zeros(())), DT)
+
+    return np.asarray(jax.lax.scan(one, amb.init(params), jnp.asarray(target))[1])
+
+
+def test_a_jerk_discontinuity_steps_the_command_by_two_thirds_a3_times_it():
+    """A target continuous to its curvature whose jerk jumps by Δj at t_0 (what a rate
+    transition with continuity 2 hands over at every slow step, docs/hybrid/smooth_commands.md):
+    the backward third difference (Eq. 2.37) ramps x⃛ from 0 to Δj over three samples by
+    1/6, 4/6, 1/6 of Δj, so the command x_c = a_3 x⃛ jumps by at most (2/3) a_3 Δj in one fast
+    step — a fixed step, however small Δt_e. Continuous to the jerk (a snap jump Δs), x⃛
+    ramps at Δs from t_0 on (increments 1/24, 12/24, 23/24, then 1 of Δs Δt_e): the largest
+    jump is a_3 Δs Δt_e, which vanishes with the step."""
+    a3, jerk_jump, snap_jump = 2e-7, 40.0, 4000.0
+    samples = np.arange(-8, 40)
+    after = np.maximum(samples, 0) * DT  # t − t_0, zero before t_0
+    cubic = jerk_jump * after**3 / 6.0  # x⃛ jumps by Δj at t_0
+    quartic = snap_jump * after**4 / 24.0  # x⃛ continuous, x⁗ jumps by Δs
+    jump = np.max(np.abs(np.diff(_frozen_amb_commands([0.0, 0.0, 0.0, a3], cubic))))
+    assert jump == pytest.approx(2.0 / 3.0 * a3 * jerk_jump, rel=1e-9)
+    smooth_jump = np.max(np.abs(np.diff(_frozen_amb_commands([0.0, 0.0, 0.0, a3], quartic))))
+    assert smooth_jump == pytest.approx(a3 * snap_jump * DT, rel=1e-9)
+
+
+def test_on_a_sinusoid_the_command_outruns_the_target_by_the_inverse_models_gain():
+    """The lower bound of any lead compensator's jump ratio: on x_t = sin ωt the command
+    x_c = Σ a_k x_t^(k) is a sinusoid of amplitude |Σ a_k (iω)^k| (backward differences
+    at 4 kHz, ω Δt_e ≪ 1), so its largest step per fast sample over the target's is that
+    gain: above 1 wherever the inverse model amplifies (the actuator attenuates)."""
+    coefficients = np.array([0.983, 0.0118, 3.2e-5, 0.0])  # dAMB's identified inverse on rc-frame, 30 s in
+    omega = 2.0 * np.pi * 4.0
+    t = np.arange(int(2.0 / DT)) * DT
+    target = np.sin(omega * t)
+    command = _frozen_amb_commands(coefficients, target)
+    settled = slice(100, None)
+    ratio = np.max(np.abs(np.diff(command[settled]))) / np.max(np.abs(np.diff(target[settled])))
+    gain = abs(np.polynomial.polynomial.polyval(1j * omega, coefficients))
+    assert ratio == pytest.approx(gain, rel=2e-3)
+    assert gain > 1.0

@@ -1,0 +1,59 @@
+"""docs/scripts/rc_frame_tables.py, the part-by-part table of rc-frame's J2: DDMRT's own
+error against a signal whose smooth interpolant is known exactly, dAMB's gains as
+``rths-ident calibrate`` builds them, and the table's lines."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import rths_ident
+from rths_ident.hybrid.fast_side.compensation import damb
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "docs" / "scripts" / "rc_frame_tables.py"
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location("rc_frame_tables", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_transition_error_against_a_cubic_is_the_scale_error():
+    """u_k = p(t_(k+1)) of a cubic p with p(0) = 0: the not-a-knot spline through (0, 0) and
+    the samples is p itself, so fast targets 1.1 p((i + 1)Δt_e) are 10 % off, to rounding."""
+    script = _script()
+    slow_rate, ratio, steps = 50.0, 80, 40
+    p = np.polynomial.Polynomial([0.0, 0.3, -2.0, 1.5])
+    u = p(np.arange(1, steps + 1) / slow_rate)
+    fast = 1.1 * p(np.arange(1, steps * ratio + 1) / (slow_rate * ratio))
+    error, smooth, keep = script.transition_error(u, fast, slow_rate, ratio)
+    assert error == pytest.approx(10.0, rel=1e-9)
+    assert keep.all() and np.allclose(smooth, fast / 1.1, rtol=0, atol=1e-14)
+
+
+def test_damb_gains_are_those_calibrate_builds():
+    """θ = [log10 P_0, ρ, s] → the same initial FIR, P_0 and ρ as dAMB's own
+    ``with_calibration_gains`` (the calibration's path) with κ = 1."""
+    script = _script()
+    theta = np.array([12.0, 0.99956, 0.6033])
+    params = script.damb_with_gains(theta)
+    reference_params, reference_state = damb.with_calibration_gains(theta, 1.0, damb.DAMBParams(),
+                                                                    damb.init(damb.DAMBParams()))
+    state = damb.init(params)
+    np.testing.assert_allclose(np.asarray(state.fir), np.asarray(reference_state.fir), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(state.covariance), np.asarray(reference_state.covariance), rtol=1e-12)
+    assert float(params.forgetting_factor) == pytest.approx(float(reference_params.forgetting_factor))
+
+
+def test_the_parts_table_has_one_line_per_part():
+    script = _script()
+    row = {"part": "shipped", "J2": 2.58321, "transition_error": 4.2731, "measured_vs_smooth": 5.6703,
+           "J4_roof": 0.02326, "command_peak_ratio": 1.0213, "command_jump_ratio": 2.5747}
+    assert script.j2_parts_table([row]).splitlines()[-1] == "| shipped | 2.583 | 4.273 | 5.670 | 0.023 | 1.021 | 2.57 |"
+    assert rths_ident.load_test("rc-frame").config.transition_continuity == 2  # the table's first row is the shipped test
