@@ -20,6 +20,11 @@ x_m at the fast rate).
 linear and nonlinear; step-wise for OpenSeesPy), before and after, beside seed 000's
 Table 4.8 / 4.10 values.
 
+``--bands TEST:COMPENSATOR`` adds where that test's J2 lies in frequency, per continuity
+(0, 1, 2, 3): the share of x_t's energy in 25–60 Hz (above the slow rate's Nyquist
+frequency: none of it is the NS's) and J2's part from below 25 Hz and from 25–60 Hz
+(J2² splits over the bands: Parseval).
+
 ``--from JSON`` writes the tables of an earlier ``--out`` JSON without running anything
 (its machine line kept). ``--write FILE`` replaces the tables between ``<!-- smooth-TABLE:begin -->`` and
 ``<!-- smooth-TABLE:end -->`` (TABLE = commands, substructures); without it they are printed.
@@ -45,6 +50,28 @@ from rths_ident import metrics  # noqa: E402
 from rths_ident.hybrid.loop.assembled import run_loop  # noqa: E402
 from rths_ident.hybrid.loop.engine import LoopAborted  # noqa: E402
 from rths_ident.runner.results import command_metrics  # noqa: E402
+
+#: the band where the tracking error lies [Hz] (above the slow rate's Nyquist frequency)
+ERROR_BAND_HZ = (25.0, 60.0)
+
+
+def j2_bands(target, measured, fast_rate: float) -> dict:
+    """J2 [%] split by frequency (Parseval: the squares add): its part below 25 Hz, in
+    25–60 Hz and above 60 Hz, the share of x_t's energy in 25–60 Hz, and the rms of the
+    error over the rms of x_t in that band."""
+    target, measured = np.ravel(target), np.ravel(measured)
+    error = np.abs(np.fft.rfft(target - measured)) ** 2
+    signal = np.abs(np.fft.rfft(target)) ** 2
+    frequency = np.fft.rfftfreq(target.size, 1.0 / fast_rate)
+    low, high = ERROR_BAND_HZ
+    total = float(metrics.j2_tracking_error(target, measured))
+    parts = {name: total * float(np.sqrt(error[mask].sum() / error.sum())) for name, mask in
+             (("below", frequency < low), ("band", (frequency >= low) & (frequency < high)), ("above", frequency >= high))}
+    band = (frequency >= low) & (frequency < high)
+    return {"j2_percent": total, "j2_below_25hz": parts["below"], "j2_25_60hz": parts["band"],
+            "j2_above_60hz": parts["above"], "target_energy_25_60hz": float(signal[band].sum() / signal.sum()),
+            "band_error_to_target": float(np.sqrt(error[band].sum() / signal[band].sum()))}
+
 
 #: seed 000's J2 [%] of rc-frame Case 4 (fixed W): Table 4.8 (linear NS), Table 4.10 (OpenSees nonlinear, α-OS)
 THESIS_J2 = {"native linear": 1.2884, "opensees linear": 1.2884, "opensees nonlinear": 2.3612}
@@ -79,6 +106,7 @@ def one_run(name: str, compensator: str | None, continuity: int, duration: float
                                                                            np.ravel(fast["measured"]))),
            "wall_s": time.perf_counter() - start, "stopped": stopped}
     row.update(command_metrics(logs))
+    row.update({f"bands_{k}": v for k, v in j2_bands(fast["target"], fast["measured"], cfg.fast_rate).items()})
     return row
 
 
@@ -119,6 +147,18 @@ def substructures_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def bands_table(rows: list[dict]) -> str:
+    lines = ["| test | compensator | continuity | J2 % | J2's part below 25 Hz | J2's part in 25–60 Hz | x_t's energy "
+             "in 25–60 Hz (fraction) | rms error / rms x_t in 25–60 Hz | largest jump ratio |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in sorted(rows, key=lambda r: r["continuity"]):
+        lines.append(f"| {r['test']} | {r['compensator']} | {r['continuity']} | {r['bands_j2_percent']:.3f} "
+                     f"| {r['bands_j2_below_25hz']:.3f} | {r['bands_j2_25_60hz']:.3f} "
+                     f"| {r['bands_target_energy_25_60hz']:.2e} | {r['bands_band_error_to_target']:.2f} "
+                     f"| {r['command_jump_ratio']:.3g} |")
+    return "\n".join(lines)
+
+
 def machine() -> str:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     return (f"{platform.machine()}, {os.cpu_count()} cores, load {load:.1f} when the tables were written, "
@@ -143,8 +183,20 @@ def main() -> None:
     parser.add_argument("--out", default=None, help="JSON of every run")
     parser.add_argument("--write", default=None, help="the markdown page whose tables are replaced")
     parser.add_argument("--substructures", action="store_true", help="rc-frame's J2 per NS (OpenSeesPy: slow)")
+    parser.add_argument("--bands", default=None, help="TEST:COMPENSATOR: J2 by band per continuity 0–3")
     parser.add_argument("--from", dest="source", default=None, help="the --out JSON of an earlier run: no runs")
     args = parser.parse_args()
+    if args.bands:
+        test, compensator = args.bands.split(":")
+        band_rows = [one_run(test, compensator, continuity, args.duration) for continuity in (0, 1, 2, 3)]
+        body = bands_table(band_rows) + f"\n\n({machine()}.)"
+        if args.out:
+            Path(args.out).write_text(json.dumps({"machine": machine(), "bands": band_rows}, indent=1))
+        if args.write:
+            write_between(Path(args.write), "bands", body)
+        else:
+            print(body)
+        return
     if args.source:
         saved = json.loads(Path(args.source).read_text())
         runs, where = saved["runs"], saved["machine"]

@@ -69,3 +69,19 @@ def test_one_run_reports_the_commands_own_ratios(monkeypatch):
     assert row["command_jump_ratio"] == pytest.approx(
         np.max(np.abs(np.diff(np.concatenate([[0.0], command])))) / target_step, rel=1e-12)
     assert (row["compensator"], row["continuity"], row["engine"]) == ("none", 2, "fused")
+
+
+def test_j2_splits_over_the_bands_as_parseval_says():
+    """x_t = sin 2π·2t, error = 0.006 sin 2π·10t + 0.008 sin 2π·40t (whole periods): J2 =
+    rms(error)/rms(x_t) = 1 %, of which 0.6 below 25 Hz and 0.8 in 25–60 Hz (squares add);
+    x_t has no energy in 25–60 Hz."""
+    script = _script()
+    t = np.arange(40000) / 4000.0
+    target = np.sin(2 * np.pi * 2 * t)
+    measured = target - 0.006 * np.sin(2 * np.pi * 10 * t) - 0.008 * np.sin(2 * np.pi * 40 * t)
+    bands = script.j2_bands(target, measured, 4000.0)
+    assert bands["j2_percent"] == pytest.approx(1.0, rel=1e-9)
+    assert bands["j2_below_25hz"] == pytest.approx(0.6, rel=1e-9)
+    assert bands["j2_25_60hz"] == pytest.approx(0.8, rel=1e-9)
+    assert bands["j2_above_60hz"] == pytest.approx(0.0, abs=1e-9)
+    assert bands["target_energy_25_60hz"] == pytest.approx(0.0, abs=1e-20)
