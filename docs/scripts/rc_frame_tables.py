@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import json
 from pathlib import Path
 
@@ -133,7 +134,8 @@ def run_actuators(duration=None) -> list[dict]:
             for ns, model in (("native", "linear"), ("opensees", "nonlinear")) for actuator in ("scaled", "thesis")]
 
 
-#: the parts of rc-frame's J2 (item 3): label -> (test-file changes, dAMB θ = [log10 P_0, ρ, s] or None)
+#: the parts of rc-frame's J2 (item 3): label -> (test-file changes, dAMB θ = [log10 P_0, ρ, s], or a dict of
+#: DAMBParams fields, or None: the registry's dAMB)
 J2_PARTS = {
     "shipped: dAMB, continuity 2": ({}, None),
     "continuity 0 (seed 000's DDMRT)": ({"transition": {"continuity": 0}}, None),
@@ -149,6 +151,7 @@ J2_PARTS = {
     "thesis' actuator, continuity 0": ({"actuator": {"kind": "thesis"}, "transition": {"continuity": 0}}, None),
     "dAMB ρ = 0.9999 (forgets over 2.5 s)": ({}, (10.0, 0.9999, 1.0)),
     "dAMB P_0 = 10⁴ (slower start)": ({}, (4.0, 1.0, 1.0)),
+    "dAMB filter cut-off 50 Hz (its model sees 25–50 Hz)": ({}, {"filter_cutoff_frequency": 50.0}),
     # `rths-ident calibrate damb --specimens 16 --holdout 16 --iterations 6 --population 12` (SDOF specimens
     # behind the calibration's own actuator; θ taken over with κ = 1)
     "dAMB as `calibrate damb` tunes it (P_0 = 10¹², ρ = 0.99956, s = 0.603)": ({}, (12.0, 0.99956, 0.6033)),
@@ -177,12 +180,19 @@ def transition_error(slow_target, fast_target, slow_rate, ratio) -> tuple:
     return float(metrics.j2_tracking_error(smooth(times[keep]), x_t[keep])), smooth(times[keep]), keep
 
 
-def j2_parts(duration=None) -> list[dict]:
+def j2_parts(duration=None, only=None, earlier=()) -> list[dict]:
     """Item 3: the shipped rc-frame test with one part changed at a time (fused engine,
-    interlocks off: what the loop does, not where a limit would stop it)."""
+    interlocks off: what the loop does, not where a limit would stop it). ``only``: the
+    labels to run (None: all); the others are taken from ``earlier`` rows (an earlier
+    ``--out`` JSON's), in :data:`J2_PARTS` order."""
     shipped = rths_ident.load_test("rc-frame")
+    kept = {row["part"]: row for row in earlier}
     rows = []
     for label, (changes, theta) in J2_PARTS.items():
+        if only is not None and label not in only:
+            if label in kept:
+                rows.append(kept[label])
+            continue
         if duration is not None:
             changes = {**changes, "record": {"duration": duration}}
         test = shipped.with_changes(**changes)
@@ -190,7 +200,9 @@ def j2_parts(duration=None) -> list[dict]:
         hybrid = test.kind.module.build(cfg)
         if theta is not None:
             side = hybrid.fast_side
-            hybrid = hybrid._replace(fast_side=side._replace(compensation=Strategy(damb, damb_with_gains(theta))))
+            params = (damb.DAMBParams(filter_sample_rate=cfg.fast_rate, **theta) if isinstance(theta, dict)
+                      else damb_with_gains(theta))
+            hybrid = hybrid._replace(fast_side=side._replace(compensation=Strategy(damb, params)))
         logs, _ = run_loop(hybrid, "fused", variant=cfg.variant, interlocks=False)
         fast = logs["fast"]
         target, measured = (np.asarray(fast[k]).ravel() for k in ("target", "measured"))
@@ -319,10 +331,20 @@ if __name__ == "__main__":
     parser.add_argument("--out", default="rc_frame_tables.json")
     parser.add_argument("--write", type=Path, default=None)
     parser.add_argument("--tables", default="cases,actuator,j2-parts,rate-ratio", help="which tables to run and write")
+    parser.add_argument("--parts", default=None,
+                        help="j2-parts: run only these labels (|-separated), the other rows from --out's earlier JSON")
     args = parser.parse_args()
     wanted = args.tables.split(",")
+    if args.parts is not None:
+        unknown = set(args.parts.split("|")) - set(J2_PARTS)
+        if unknown:
+            raise SystemExit(f"--parts: unknown {sorted(unknown)}; known: {list(J2_PARTS)}")
+        earlier = json.loads(Path(args.out).read_text()).get("j2-parts", []) if Path(args.out).exists() else []
+        parts_runner = functools.partial(j2_parts, only=set(args.parts.split("|")), earlier=earlier)
+    else:
+        parts_runner = j2_parts
     runners = {"cases": (run, cases_table), "actuator": (run_actuators, actuator_table),
-               "j2-parts": (j2_parts, j2_parts_table), "rate-ratio": (rate_ratio_study, rate_ratio_table)}
+               "j2-parts": (parts_runner, j2_parts_table), "rate-ratio": (rate_ratio_study, rate_ratio_table)}
     results = {name: runners[name][0](args.duration) for name in wanted}
     with open(args.out, "w") as f:
         json.dump(results, f, indent=2)

@@ -57,3 +57,11 @@ def test_the_parts_table_has_one_line_per_part():
            "J4_roof": 0.02326, "command_peak_ratio": 1.0213, "command_jump_ratio": 2.5747}
     assert script.j2_parts_table([row]).splitlines()[-1] == "| shipped | 2.583 | 4.273 | 5.670 | 0.023 | 1.021 | 2.57 |"
     assert rths_ident.load_test("rc-frame").config.transition_continuity == 2  # the table's first row is the shipped test
+
+
+def test_parts_not_rerun_come_from_the_earlier_rows_in_table_order():
+    script = _script()
+    labels = list(script.J2_PARTS)
+    earlier = [{"part": labels[2], "J2": 2.0}, {"part": labels[0], "J2": 1.0}, {"part": "gone", "J2": 9.0}]
+    rows = script.j2_parts(only=set(), earlier=earlier)
+    assert [row["part"] for row in rows] == [labels[0], labels[2]]
