@@ -115,7 +115,7 @@ def test_on_a_sinusoid_the_command_outruns_the_target_by_the_inverse_models_gain
     x_c = Σ a_k x_t^(k) is a sinusoid of amplitude |Σ a_k (iω)^k| (backward differences
     at 4 kHz, ω Δt_e ≪ 1), so its largest step per fast sample over the target's is that
     gain: above 1 wherever the inverse model amplifies (the actuator attenuates)."""
-    coefficients = np.array([0.983, 0.0118, 3.2e-5, 0.0])  # dAMB's identified inverse on rc-frame, 30 s in
+    coefficients = np.array([0.983, 0.0118, 3.2e-5, 0.0])  # dAMB's identified inverse on rc-frame, 3 s in
     omega = 2.0 * np.pi * 4.0
     t = np.arange(int(2.0 / DT)) * DT
     target = np.sin(omega * t)
