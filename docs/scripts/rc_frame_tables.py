@@ -152,6 +152,7 @@ J2_PARTS = {
     "dAMB ρ = 0.9999 (forgets over 2.5 s)": ({}, (10.0, 0.9999, 1.0)),
     "dAMB P_0 = 10⁴ (slower start)": ({}, (4.0, 1.0, 1.0)),
     "dAMB filter cut-off 50 Hz (its model sees 25–50 Hz)": ({}, {"filter_cutoff_frequency": 50.0}),
+    "dAMB as [REPO] designs its filter (at 50 Hz: cut-off 1600 Hz at 4 kHz)": ({}, {"filter_sample_rate": 50.0}),
     # `rths-ident calibrate damb --specimens 16 --holdout 16 --iterations 6 --population 12` (SDOF specimens
     # behind the calibration's own actuator; θ taken over with κ = 1)
     "dAMB as `calibrate damb` tunes it (P_0 = 10¹², ρ = 0.99956, s = 0.603)": ({}, (12.0, 0.99956, 0.6033)),
@@ -200,7 +201,7 @@ def j2_parts(duration=None, only=None, earlier=()) -> list[dict]:
         hybrid = test.kind.module.build(cfg)
         if theta is not None:
             side = hybrid.fast_side
-            params = (damb.DAMBParams(filter_sample_rate=cfg.fast_rate, **theta) if isinstance(theta, dict)
+            params = (damb.DAMBParams(**{"filter_sample_rate": cfg.fast_rate, **theta}) if isinstance(theta, dict)
                       else damb_with_gains(theta))
             hybrid = hybrid._replace(fast_side=side._replace(compensation=Strategy(damb, params)))
         logs, _ = run_loop(hybrid, "fused", variant=cfg.variant, interlocks=False)
