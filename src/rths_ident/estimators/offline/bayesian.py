@@ -136,6 +136,8 @@ def fit_bayes(
     details = {"draws": draws, "warmup": warmup, "chains": chains, "divergences": divergences,
                "nls_start_nrmse_percent": start.nrmse_percent,
                "point_estimate": "parameters at the posterior mean of the fitted (log/bounded) coordinates"}
+    if start.details.get("form") is not None:  # the form sampled (the bound check reads it)
+        details["form"] = start.details["form"]
     result = result_from_coordinates(spec, data, q_mean, "bayes", record=record, posterior=posterior, details=details)
     result.inference_data = idata
     return result

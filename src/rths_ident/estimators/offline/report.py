@@ -7,6 +7,7 @@ import warnings
 from typing import Sequence
 
 
+from rths_ident.estimators.offline.bound_check import bound_warning
 from rths_ident.estimators.offline.result import FitResult
 
 __all__ = ["format_report", "format_ranking", "plot_fit", "plot_posterior", "params_in_units"]
@@ -101,6 +102,9 @@ def format_report(result: FitResult, display_units: tuple[str, str] | None = Non
         lines.append(f"  sign region: {result.details['sign_region']} (docs/models/bouc_wen.md)")
     lines.extend(_form_lines(result.details))
     lines.extend(_identifiability_lines(result.details.get("identifiability")))
+    at_bound = [w for w in result.warnings if w["code"] == "parameter_at_bound"]
+    if at_bound:
+        lines += ["", bound_warning(at_bound)]
     lines.append("")
     g = result.goodness
     lines.append(f"force NRMSE {g['nrmse_percent']:.2f} % of the force range "
