@@ -194,6 +194,6 @@ def run_dynamic_fit(args: argparse.Namespace) -> int:
         print(f"predictions ({role} record) → {predictions_path}")
     if plots is not None:
         figure = plots / DYNAMIC_FIGURE
-        plot_dynamic_fit(result, figure)
+        plot_dynamic_fit(result, figure, output_display=display)
         print(f"plot → {figure}")
     return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import pathlib
 import warnings
 from typing import Sequence
 
@@ -228,7 +229,7 @@ def plot_fit(results: FitResult | Sequence[FitResult], path, *, displacement_uni
     residual.set_xlabel("time [s]" if data.time_is_physical else "pseudo-time [sample]")
     residual.set_ylabel(f"measured − fitted [{force_unit}]")
     residual.grid(alpha=0.3)
-    fig.suptitle(title or f"{data.source}: measured vs fitted force")
+    fig.suptitle(title or f"{pathlib.Path(data.source).name}: measured vs fitted force")  # the file, not its path
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
