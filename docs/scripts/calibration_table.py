@@ -69,7 +69,7 @@ def measure(out: str) -> None:
 
 
 def _theta(result: dict) -> str:
-    gains, bounds = result["gains"], result["gain_bounds"]
+    gains = result["gains"]
     at_bound = {w["gain"] for w in result.get("warnings", []) if w["code"] == "gain_at_bound"}
 
     def one(name):

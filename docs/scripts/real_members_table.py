@@ -86,7 +86,8 @@ def _bound_note(row: dict) -> str:
     x, f = load_hysteresis_test(row["test"], units="SI")
     data = FitData.from_arrays(x, f, None, source=row["test"])
     flags = parameters_at_bounds(data, row["model"], row["params"], form=row["form"])
-    return ", ".join(f"{flag['parameter']} ({flag['side']})" for flag in flags) or "–"
+    return ", ".join(f"{flag['parameter']} ({flag['side']}, {'model limit' if flag['physical'] else 'search box'})"
+                     for flag in flags) or "none"
 
 
 def table(rows: list[dict]) -> str:
