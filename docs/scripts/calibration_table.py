@@ -68,6 +68,12 @@ def measure(out: str) -> None:
     print(f"wrote {out}")
 
 
+def stop_reason(message: str) -> str:
+    from rths_ident.calibration.trust import stop_reason as reason_of
+
+    return reason_of(message)
+
+
 def _theta(result: dict) -> str:
     gains = result["gains"]
     at_bound = {w["gain"] for w in result.get("warnings", []) if w["code"] == "gain_at_bound"}
@@ -75,7 +81,7 @@ def _theta(result: dict) -> str:
     def one(name):
         value = gains[name]
         text = f"{1e3 * value:.2f} ms" if name == "τ" else (f"{value:.5f}" if name == "ρ" else f"{value:.2f}")
-        return text + ("*" if name in at_bound else "")
+        return text.replace("-", "−") + ("*" if name in at_bound else "")
 
     if result["compensator"] == "amb":
         logs = ", ".join(one(f"log10 Γ{k}") for k in range(4))
@@ -102,8 +108,10 @@ def _warnings(result: dict) -> str:
             notes.append(f"{w['gain']} on its {w['side']} bound")
         elif w["code"] == "holdout_worse":
             notes.append(f"held-out {w['statistic']} worse")
-        elif w["code"] == "stopped_early":
-            notes.append(f"stopped early: {w['reason'].split(':')[0]}")
+        elif w["code"] == "stopped_early":  # the reason as the command words it today
+            reason = stop_reason(w["message"])
+            criterion = "factr" if "factr" in reason else "pgtol" if "pgtol" in reason else ""
+            notes.append(f"stopped early: {reason.split(':')[0]}" + (f" ({criterion})" if criterion else ""))
     return "; ".join(notes) or "–"
 
 

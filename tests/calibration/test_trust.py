@@ -67,7 +67,8 @@ def test_an_operator_stop_is_not_an_early_stop():
     assert not [w for w in calibration_warnings(_result(interrupted=True), 3, "x") if w["code"] == "stopped_early"]
 
 
-@pytest.mark.parametrize("message", ["CONVERGENCE: REL_REDUCTION_OF_F_<=_FACTR*EPSMCH",
+@pytest.mark.parametrize("message", ["CONVERGENCE: REL_REDUCTION_OF_F_<=_FACTR*EPSMCH",  # scipy < 1.15
+                                     "CONVERGENCE: RELATIVE REDUCTION OF F <= FACTR*EPSMCH",  # scipy ≥ 1.15
                                      "CONVERGENCE: NORM OF PROJECTED GRADIENT <= PGTOL"])
 def test_both_lbfgs_convergence_criteria_are_named(message):
     reason = stop_reason(message)

@@ -25,7 +25,7 @@ def stop_reason(message: str) -> str:
     if "PROJECTED GRADIENT" in text or "PGTOL" in text:
         return ("converged: every component of the projected gradient of the mean J2 is below L-BFGS-B's pgtol "
                 "(1e-5 in the unit cube of the gains)")
-    if "REL_REDUCTION_OF_F" in text:
+    if "REL_REDUCTION_OF_F" in text or "RELATIVE REDUCTION OF F" in text:
         return ("converged: the mean J2 fell by less than L-BFGS-B's factr × machine epsilon (relative) in the "
                 "last iteration")
     if "ABNORMAL" in text or "LINE SEARCH" in text or "LNSRCH" in text:

@@ -107,7 +107,7 @@ def plot_dynamic_fit(result: DynamicFitResult, path, window_s: float = 1.0,
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from rths_ident.figure_views import label_where_no_data, line_kwargs, overlay
+    from rths_ident.figure_views import line_kwargs, overlay
 
     prediction = result.validation or result.prediction("fit")
     record = prediction.record
@@ -128,9 +128,13 @@ def plot_dynamic_fit(result: DynamicFitResult, path, window_s: float = 1.0,
     history.tick_params(labelbottom=False)
     metrics = prediction.metrics
     role = {"fit": "fitted part", "held-out": "held-out periods", "validation": "validation record"}[prediction.role]
-    label_where_no_data(history, f"{role}: RMSE {metrics['rmse'] * factor:.3g} {unit} "
-                                 f"({metrics['nrmse_rms_percent']:.2f} % of rms), first {window_s:g} s shown")
-    history.legend(fontsize=8, loc="best")
+    low, high = history.get_ylim()  # headroom above the record: the box goes where there is no data
+    history.set_ylim(low, high + 0.35 * (high - low))
+    # one box where there is no data: the legend, titled with the metrics (two "best"
+    # boxes would be placed without regard to each other)
+    history.legend(fontsize=8, loc="best", title_fontsize=8, framealpha=0.85,
+                   title=f"{role}: RMSE {metrics['rmse'] * factor:.3g} {unit} "
+                         f"({metrics['nrmse_rms_percent']:.2f} % of rms), first {window_s:g} s shown")
     difference.set_xlabel("time [s]")
     difference.set_ylabel(f"measured − simulated [{unit}]")
     difference.grid(alpha=0.3)
