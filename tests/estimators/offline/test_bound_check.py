@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from rths_ident.estimators.offline import FitData, fit
-from rths_ident.estimators.offline.bound_check import NEAR_FRACTION, bound_warning, parameters_at_bounds
+from rths_ident.estimators.offline.bound_check import bound_warning, parameters_at_bounds
 from rths_ident.estimators.offline.report import format_report
 
 
@@ -38,7 +38,7 @@ def test_perfectly_plastic_record_flags_b_on_the_models_own_limit(method):
     # ls flags its own coefficient b·k (θ ≥ 0), nls and bayes the field b
     b = next(w for w in flags if w["parameter"] == {"ls": "b_k"}.get(method, "b"))
     assert b["side"] == "lower" and b["bound"] == 0.0 and b["physical"] is True
-    assert result.params["b"] == pytest.approx(0.0, abs=NEAR_FRACTION * 0.95)
+    assert result.params["b"] == pytest.approx(0.0, abs=1e-4 * 0.95)  # within 1e-4 of the box [0, 0.95]
     text = format_report(result)
     assert "warning: parameter on a bound" in text and "the model's own limit" in text
     assert result.to_json_dict()["warnings"][0]["code"] == "parameter_at_bound"
@@ -60,12 +60,15 @@ def test_a_stiff_post_yield_branch_runs_b_to_its_search_box():
 
 
 def test_bayes_reports_its_bounds_too():
+    # a short chain starts 1e-3 of the box inside the bound and stays near it: the NLS
+    # point it starts from (on the bound) is flagged
     x = _cycles(n=200)
     f = _epp_force(x, k=1.0e6, fy=8.0e3)
     result = fit(FitData.from_arrays(x, f, None, source="epp"), "bilinear", "bayes", seed=0, n_starts=1,
                  draws=30, warmup=30, chains=1)
-    flagged = {w["parameter"] for w in result.warnings if w["code"] == "parameter_at_bound"}
-    assert "b" in flagged
+    b = next(w for w in result.warnings if w["code"] == "parameter_at_bound" and w["parameter"] == "b")
+    assert b["side"] == "lower" and b["physical"] is True
+    assert "at the NLS start of the chains" in bound_warning([b])
 
 
 def test_a_fit_inside_its_box_has_no_flag():
@@ -75,3 +78,21 @@ def test_a_fit_inside_its_box_has_no_flag():
     params = {"k": 1.05e6, "fy": 8.4e3, "b": 0.05 / 1.05}
     assert parameters_at_bounds(data, "bilinear", params) == []
     assert bound_warning([]) is None
+
+
+def test_lugre_sigma2_at_zero_is_flagged_and_an_interior_sigma3_is_not():
+    # a record with a physical time axis (σ2 fitted); boxes of models/lugre.py in units of
+    # max|x|, max|F|: σ3 ∈ [0, 50]·F_s/X_s, σ2 ∈ [0, 5]·F_s·T_s/X_s
+    t = np.linspace(0.0, 4.0, 801)
+    x = 0.05 * np.sin(2 * np.pi * 0.5 * t)
+    f = 2.0e4 * np.tanh(x / 0.005) + 5.0e4 * x
+    data = FitData.from_arrays(x, f, t, source="lugre-like")
+    scales = data.scales()
+    sigma3 = 0.003 * 50.0 * scales.force / scales.displacement  # 0.3 % of its box: inside, not on it
+    params = {"sigma0": 4.0e6, "sigma1": 0.0, "sigma2": 0.0, "sigma3": sigma3, "Fc": 2.0e4}
+    flags = parameters_at_bounds(data, "lugre", params)
+    assert [(w["parameter"], w["side"], w["physical"]) for w in flags] == [("sigma2", "lower", True)]
+    # with a posterior sd, a mean within 2 sd of the bound is on it, one farther is not
+    near = {**params, "sigma2": 150.0}
+    assert parameters_at_bounds(data, "lugre", near, posterior={"sigma2": {"sd": 100.0}})[0]["parameter"] == "sigma2"
+    assert parameters_at_bounds(data, "lugre", near, posterior={"sigma2": {"sd": 50.0}}) == []

@@ -100,9 +100,14 @@ def fit(data: FitData, model: str, method: str = "nls", **options) -> FitResult:
     if method == "ls":  # its own box: the searched coordinates and the coefficients' signs
         flags = result.details.pop("at_bound")
     else:
-        flags = parameters_at_bounds(data, model, result.params, free_A=options.get("free_A", False),
-                                     substeps=options.get("substeps"), fixed=options.get("fixed"),
-                                     form=result.details.get("form"))
+        same_box = dict(free_A=options.get("free_A", False), substeps=options.get("substeps"),
+                        fixed=options.get("fixed"), form=result.details.get("form"))
+        flags = parameters_at_bounds(data, model, result.params, posterior=result.posterior, **same_box)
+        if method == "bayes":  # the NLS point its chains started from
+            flagged = {flag["parameter"] for flag in flags}
+            flags += [{**flag, "where": "the NLS start of the chains"}
+                      for flag in parameters_at_bounds(data, model, result.details["nls_start_params"], **same_box)
+                      if flag["parameter"] not in flagged]
     result.warnings.extend({"code": "parameter_at_bound", **flag} for flag in flags)
     return result
 
