@@ -15,8 +15,9 @@ held-out J2 (mean / max) before → after, iterations run, and the command's war
 on a bound, a held-out figure that got worse, an early stop and why). Wall times stay in
 the JSON (the page states no timing).
 
-Duration: the eight studies take about 5 min on an idle 2-core machine with JAX's
-compilation cache warm, 15–30 min under a load of 10; ``--page`` takes a second.
+Duration: the eight studies took 22 min wall on a 2-core machine at a load of 9–16
+(2026-11-27; a few minutes when the machine is idle and JAX's compilation cache warm);
+``--page`` takes a second.
 """
 
 from __future__ import annotations

@@ -18,8 +18,8 @@ each fit leaves on a bound of its search box
 (:func:`rths_ident.estimators.offline.bound_check.parameters_at_bounds`, the warning the
 command prints). Timing figures stay in the JSON and the report, not in the page.
 
-Duration: the measurement fits 9 models on 3 records, about 4–10 min on a 2-core machine
-(load dependent); ``--page`` takes seconds.
+Duration: the measurement fits 9 models on 3 records: about 4 min of CPU, 25 min wall on
+a 2-core machine at a load of 12 (measured 2026-11-27); ``--page`` takes seconds.
 """
 
 from __future__ import annotations
