@@ -37,3 +37,31 @@ def test_calibrate_checks_output_paths_before_the_work(tmp_path, capsys):
     assert main(["calibrate", "amb", "--json", str(missing)]) == 1
     assert "--json" in capsys.readouterr().err
 
+
+
+@pytest.mark.slow
+def test_a_box_that_cuts_off_the_best_delay_and_an_early_stop_are_said(tmp_path, capsys):
+    # the best τ is near 1/g ≈ 10.9 ms (docs/calibration.md); a box up to 2 ms cuts it off
+    out = tmp_path / "cal.json"
+    code = main(["calibrate", "polynomial", "--method", "gradient", "--specimens", "3", "--holdout", "3",
+                 "--iterations", "30", "--start", "1.5", "--duration", "0.6", "--fast-rate", "2000",
+                 "--bounds", "tau=0:0.002", "--json", str(out), "--quiet"])
+    assert code == 0
+    r = json.loads(out.read_text())
+    assert r["gain_bounds"]["τ"] == [0.0, 0.002]
+    codes = {w["code"]: w for w in r["warnings"]}
+    assert codes["gain_at_bound"]["gain"] == "τ" and codes["gain_at_bound"]["side"] == "upper"
+    assert r["gains"]["τ"] == pytest.approx(0.002, abs=1e-5)
+    early = codes["stopped_early"]
+    assert early["iterations_done"] == r["iterations_done"] < 30 and early["message"]
+    printed = capsys.readouterr().out
+    assert "warning: τ = 0.002 on its upper bound 0.002 s" in printed
+    assert f"warning: the search stopped after {early['iterations_done']} of 30 iterations: {early['reason']}" in printed
+
+
+@pytest.mark.parametrize("bounds, message", [("tau", "--bounds 'tau': expected NAME=LOW:HIGH"),
+                                             ("rho=0.99:1", "polynomial has no gain 'rho': expected one of tau")])
+def test_bad_bounds_are_one_line(bounds, message, capsys):
+    assert main(["calibrate", "polynomial", "--bounds", bounds, "--specimens", "2", "--duration", "0.2"]) == 1
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err

@@ -69,8 +69,16 @@ def test_csv_in_mm_and_kn_with_renamed_columns(tmp_path, capsys):
     assert in_file["params"]["k"] == pytest.approx(2.0, rel=1e-4) and in_file["units"]["k"] == "kN/mm"
     assert in_file["params"]["fy"] == pytest.approx(30.0, rel=1e-4) and in_file["units"]["fy"] == "kN"
     assert in_file["params"]["b"] == pytest.approx(0.05, rel=1e-3) and in_file["units"]["b"] == "-"
+    # the record and the error in the user's units too: the generator's own arrays (mm, kN)
+    assert in_file["displacement_range"] == pytest.approx([x_mm.min(), x_mm.max()], rel=1e-9)
+    assert in_file["force_range"] == pytest.approx([f_kn.min(), f_kn.max()], rel=1e-9)
+    # rms error [kN] = rms/rms NRMSE × rms of the file's force [kN] (the NRMSE's definition)
+    assert in_file["rms_error"] == pytest.approx(payload["nrmse_rms_percent"] / 100 * np.sqrt(np.mean(f_kn**2)),
+                                                 rel=1e-9)
     report = capsys.readouterr().out
     assert "in mm,kN" in report and "kN/mm" in report
+    assert f"in mm,kN: displacement {x_mm.min():.5g} … {x_mm.max():.5g} mm, force" in report
+    assert "rms(F_fit − F_meas)" in report and report.count(" kN") >= 2
 
 
 def test_bad_number_names_file_column_and_line(tmp_path, capsys):

@@ -48,6 +48,8 @@ def test_dynamic_fit_in_kn_and_mm_with_held_out_period(tmp_path, capsys):
     assert payload["validation"]["role"] == "held-out" and payload["validation"]["range"] == [1024, 1536]
     assert set(payload["standard_errors"]) == {"m", "c", "k", "alpha", "beta", "gamma"}
     assert payload["in_file_units"]["output_unit"] == "mm"
+    on_bound = [name for name, item in payload["identifiability"]["parameters"].items() if item["at_bound"]]
+    assert [w["parameter"] for w in payload["warnings"]] == on_bound
     assert payload["in_file_units"]["validation_rmse"] == pytest.approx(1e3 * payload["validation"]["rmse"])
     table = np.loadtxt(predictions, delimiter=",", skiprows=2)
     assert table.shape == (PERIOD, 3)

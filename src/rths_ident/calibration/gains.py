@@ -62,6 +62,60 @@ class GainSpace(NamedTuple):
         return theta
 
 
+#: ASCII spellings of the gains' symbols for the command line (``--bounds log10_P0=6:12``)
+_ASCII = {"Γ": "Gamma", "ρ": "rho", "τ": "tau"}
+
+
+def option_name(name: str) -> str:
+    """The command line's spelling of gain ``name``: spaces as ``_``, Greek letters in
+    ASCII (``log10 P0`` → ``log10_P0``, ``ρ`` → ``rho``, ``log10 Γ0`` → ``log10_Gamma0``)."""
+    text = name.replace(" ", "_")
+    for letter, ascii_name in _ASCII.items():
+        text = text.replace(letter, ascii_name)
+    return text
+
+
+#: the limits a gain's box must stay within (the compensators' own ranges): ρ ∈ (0, 1]
+#: (damb.py forgetting_factor), the time scale s > 0, the delay τ ≥ 0; log10 gains: any
+_LIMITS = {"ρ": (0.0, 1.0, False), "s": (0.0, None, False), "τ": (0.0, None, True)}
+
+
+def _within_limits(name: str, lo: float, hi: float) -> bool:
+    if name not in _LIMITS:
+        return True
+    low, high, low_inclusive = _LIMITS[name]
+    return (lo >= low if low_inclusive else lo > low) and (high is None or hi <= high)
+
+
+def _limits_text(name: str) -> str:
+    if name not in _LIMITS:
+        return "both finite"
+    low, high, low_inclusive = _LIMITS[name]
+    return f"within {'[' if low_inclusive else '('}{low:g}, {'∞)' if high is None else f'{high:g}]'}"
+
+
+def with_bounds(space: GainSpace, bounds: dict) -> GainSpace:
+    """``space`` with some gains' boxes replaced: ``bounds`` = {name: (low, high)}, a name
+    as :attr:`GainSpace.names` or :func:`option_name` spells it. A clear error names an
+    unknown gain (and the known ones) or a box that is not low < high, both finite."""
+    low, high = space.low.copy(), space.high.copy()
+    spellings = {}
+    for i, name in enumerate(space.names):
+        spellings[name] = spellings[option_name(name)] = i
+    for name, pair in bounds.items():
+        if name not in spellings:
+            raise ParameterError(f"{space.kind} has no gain {name!r}: expected one of "
+                                 f"{', '.join(option_name(n) for n in space.names)}")
+        i = spellings[name]
+        lo, hi = (float(v) for v in pair)
+        if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi and _within_limits(space.names[i], lo, hi)):
+            raise ParameterError(f"{space.kind} gain {option_name(space.names[i])} bounds {lo:g}:{hi:g}: expected "
+                                 f"LOW:HIGH with LOW < HIGH, {_limits_text(space.names[i])} ({space.units[i]}; "
+                                 f"default {space.low[i]:g}:{space.high[i]:g})")
+        low[i], high[i] = lo, hi
+    return space._replace(low=low, high=high)
+
+
 def gain_space(kind: str, loop_gain: float) -> GainSpace:
     """The :class:`GainSpace` of compensator ``kind`` (``loop_gain``: the actuator's g
     [1/s], for the polynomial's default delay 1/g), from its registry entry

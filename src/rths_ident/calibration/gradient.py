@@ -79,4 +79,5 @@ def lbfgs(value_and_grad: Callable, start_u, iterations: int,
                                      options={"maxiter": iterations}, callback=callback)
     best = float(result.fun) if result.fun < FAILED_PENALTY else float("inf")
     best_u = np.clip(start_u + first_step * np.asarray(result.x), 0.0, 1.0)
-    return SearchResult(best_u, best, np.asarray([first] + history), count[0])
+    return SearchResult(best_u, best, np.asarray([first] + history), count[0], int(result.nit),
+                        str(result.message))

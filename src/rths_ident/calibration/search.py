@@ -30,6 +30,8 @@ class SearchResult(NamedTuple):
     best_score: float  # mean J2 [%] over the calibration sample
     history: np.ndarray  # best score after each iteration (population)
     evaluations: int  # candidate tests (each a batch over the specimens)
+    iterations_done: int | None = None  # iterations the search ran (None: all it was asked for)
+    message: str = ""  # why the search stopped, as its optimiser says (scipy's message)
 
 
 def particle_swarm(objective: Callable, start_u, n_particles: int, iterations: int, seed: int,
@@ -86,4 +88,5 @@ def differential_evolution(objective: Callable, start_u, population: int, iterat
         seed=seed, polish=False, init="latinhypercube", x0=start_u, vectorized=True, updating="deferred",
         callback=callback, tol=0.0, atol=0.0)
     best = float(result.fun) if result.fun < FAILED_SCORE else float("inf")
-    return SearchResult(np.asarray(result.x), best, np.asarray(history), count[0])
+    return SearchResult(np.asarray(result.x), best, np.asarray(history), count[0], int(result.nit),
+                        str(result.message))

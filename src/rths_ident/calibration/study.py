@@ -20,6 +20,8 @@ import numpy as np
 
 from rths_ident.errors import ParameterError
 from rths_ident.calibration import gradient, search
+from rths_ident.calibration.gains import with_bounds
+from rths_ident.calibration.trust import calibration_warnings
 from rths_ident.operator_stop import OperatorStopped
 from rths_ident.calibration.sample import BOUNDS, sample_specimens
 from rths_ident.calibration.sdof_rths import (
@@ -38,11 +40,15 @@ def calibrate(kind: str, *, n_specimens: int = 64, n_holdout: int | None = None,
               iterations: int = 30, population: int = 8, seed: int = 0,
               settings: StudySettings = StudySettings(), start=None,
               progress: Callable[[int, float], None] | None = None, actuator=None,
-              actuator_step=None) -> dict:
+              actuator_step=None, bounds: dict | None = None) -> dict:
     """Calibrate compensator ``kind`` (``amb`` | ``damb`` | ``polynomial``); returns the
     result as plain Python/NumPy values (module doc). ``start``: θ to start from (default
     the sources' values, :mod:`.gains`); ``population``: candidates per batch (PSO, DE);
-    ``actuator``/``actuator_step``: your transfer system (:func:`.sdof_rths.build_study`)."""
+    ``actuator``/``actuator_step``: your transfer system (:func:`.sdof_rths.build_study`);
+    ``bounds``: {gain: (low, high)} replacing some gains' boxes (:func:`.gains.with_bounds`;
+    the sources' start is then clipped into the box, a start you give must lie in it).
+    ``warnings`` (:mod:`.trust`): gains on a bound, a held-out J2 that got worse, a
+    search that stopped early and why."""
     wall_start = time.perf_counter()
     if method not in METHODS:
         raise ParameterError(f"method = {method!r}: expected one of {', '.join(METHODS)}")
@@ -52,8 +58,10 @@ def calibrate(kind: str, *, n_specimens: int = 64, n_holdout: int | None = None,
     n_holdout = n_specimens if n_holdout is None else n_holdout
     study = build_study(kind, settings, actuator) if actuator_step is None else build_study(
         kind, settings, actuator, actuator_step)
+    if bounds:
+        study = study._replace(space=with_bounds(study.space, bounds))
     space = study.space
-    start = space.source if start is None else space.check(start)
+    start = np.clip(space.source, space.low, space.high) if start is None else space.check(start)
     calibration_sample = sample_specimens(n_specimens, seed)
     holdout_sample = sample_specimens(n_holdout, seed + 1)
     cal, hold = specimen_arrays(study, calibration_sample), specimen_arrays(study, holdout_sample)
@@ -139,12 +147,14 @@ def calibrate(kind: str, *, n_specimens: int = 64, n_holdout: int | None = None,
         "specimens": n_specimens,
         "holdout_specimens": n_holdout,
         "interrupted": interrupted is not None,
-        "iterations_done": kept.iterations if interrupted is not None else iterations,
+        "iterations_done": kept.iterations if interrupted is not None else (
+            iterations if result.iterations_done is None else result.iterations_done),
         "settings": settings._asdict(),
         "sample_bounds": {n: {"low": b.low, "high": b.high, "unit": b.unit, "log": b.log} for n, b in BOUNDS.items()},
         "_per_specimen": {"calibration": cal_j2, "holdout": hold_j2,
                           "calibration_period": calibration_sample.period, "holdout_period": holdout_sample.period},
     }
+    out["warnings"] = calibration_warnings(out, result.iterations_done, result.message)
     if interrupted is not None:
         stopped = interrupted if isinstance(interrupted, OperatorStopped) else OperatorStopped(
             f"stopped by the operator (Ctrl-C) after {kept.iterations} of {iterations} iterations: the best gains "

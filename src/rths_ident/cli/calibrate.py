@@ -10,6 +10,7 @@ import math
 import sys
 
 from rths_ident.calibration.gains import COMPENSATORS
+from rths_ident.calibration.trust import warning_lines
 from rths_ident.cli.common_options import add_json_option, add_plots_option, add_quiet_option
 from rths_ident.calibration.sdof_rths import StudySettings
 from rths_ident.calibration.study import METHODS
@@ -49,6 +50,7 @@ def report(result: dict) -> str:
               f"  J2 held-out sample ({result['holdout_specimens']}): {_fmt(result['J2_before'])} → "
               f"{_fmt(result['J2_after'])}",
               f"  wall {result['wall_s']:.1f} s (compile {result['compile_s']:.1f} s, search {result['search_s']:.1f} s)"]
+    lines += warning_lines(result.get("warnings", []))
     return "\n".join(lines)
 
 
@@ -73,7 +75,8 @@ def _calibrate(args: argparse.Namespace) -> int:
     try:
         result = calibrate(args.compensator, n_specimens=args.specimens, n_holdout=args.holdout,
                            method=args.method, iterations=args.iterations, population=args.population,
-                           seed=args.seed, settings=settings, start=start, progress=progress)
+                           seed=args.seed, settings=settings, start=start, progress=progress,
+                           bounds=parse_bounds(args.bounds))
     except OperatorStopped as stopped:  # the best gains so far, scored
         interrupted, result = stopped, stopped.partial
     print(report(result))
@@ -94,6 +97,29 @@ def _calibrate(args: argparse.Namespace) -> int:
               f"{args.iterations} iterations: the best gains so far are above{kept}", file=sys.stderr)
         return EXIT_INTERRUPTED
     return 0
+
+
+def parse_bounds(text: str | None) -> dict | None:
+    """``--bounds NAME=LOW:HIGH[,NAME=LOW:HIGH...]`` → {NAME: (LOW, HIGH)} (the names are
+    checked against the compensator's gains by the study, before any work)."""
+    from rths_ident.errors import ParameterError  # noqa: PLC0415
+
+    if text is None:
+        return None
+    bounds = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, equals, pair = item.partition("=")
+        low, colon, high = pair.partition(":")
+        try:
+            if not (equals and colon):
+                raise ValueError
+            bounds[name.strip()] = (float(low), float(high))
+        except ValueError:
+            raise ParameterError(f"--bounds {item!r}: expected NAME=LOW:HIGH (e.g. log10_P0=6:12), numbers "
+                                 "LOW < HIGH") from None
+    if not bounds:
+        raise ParameterError("--bounds: expected NAME=LOW:HIGH[,NAME=LOW:HIGH...]")
+    return bounds
 
 
 def _start_gains(args: argparse.Namespace):
@@ -145,6 +171,10 @@ def add_calibrate_command(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--resume", metavar="OUT.json", default=None,
                         help="start from the gains of an earlier calibration's JSON (one stopped by Ctrl-C keeps "
                              "its best gains so far): a new search from there")
+    parser.add_argument("--bounds", metavar="NAME=LOW:HIGH,...", default=None,
+                        help="replace gains' search boxes, e.g. 'log10_P0=6:12,rho=0.999:1' (names: log10_Gamma0.."
+                             "log10_Gamma3, s (amb); log10_P0, rho, s (damb); tau [s] (polynomial); "
+                             "docs/calibration.md)")
     add_json_option(parser, "the calibrated gains and every sample's J2")
     add_plots_option(parser, "the study's figures")
     add_quiet_option(parser)

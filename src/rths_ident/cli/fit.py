@@ -186,6 +186,7 @@ def run_fit(args: argparse.Namespace) -> int:
     from rths_ident.estimators.offline.report import (
         format_ranking,
         format_report,
+        in_display_units,
         params_in_units,
         plot_fit,
         plot_posterior,
@@ -265,11 +266,12 @@ def run_fit(args: argparse.Namespace) -> int:
         converted = params_in_units(result, displacement_unit, force_unit)
         if converted is not None and (displacement_unit, force_unit) != ("m", "N"):
             payload["in_file_units"] = {"displacement_unit": displacement_unit, "force_unit": force_unit,
-                                        "params": converted[0], "units": converted[1]}
+                                        "params": converted[0], "units": converted[1],
+                                        **in_display_units(result, displacement_unit, force_unit)}
         if ranking is not None:
             payload["ranking"] = [
                 {"model": r.model, "nrmse_percent": r.nrmse_percent, "nrmse_rms_percent": r.nrmse_rms_percent,
-                 "params": r.params} for r in ranking
+                 "params": r.params, "warnings": r.to_json_dict()["warnings"]} for r in ranking
             ]
         json_path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
         print(f"fit → {json_path}")

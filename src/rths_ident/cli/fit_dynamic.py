@@ -178,6 +178,10 @@ def run_dynamic_fit(args: argparse.Namespace) -> int:
         plots.mkdir(exist_ok=True)  # its parent was checked to exist
     if json_path is not None:
         payload = result.to_json_dict()
+        # as the quasi-static fit's JSON: a coordinate on a bound of its search box
+        payload["warnings"] = [{"code": "parameter_at_bound", "parameter": name}
+                               for name, item in result.identifiability.get("parameters", {}).items()
+                               if item["at_bound"]]
         if output_unit and output_unit != record.output_unit:
             factor = display[1]
             payload["in_file_units"] = {"output_unit": output_unit, "fit_rmse": result.fit_rmse * factor,
@@ -194,6 +198,6 @@ def run_dynamic_fit(args: argparse.Namespace) -> int:
         print(f"predictions ({role} record) → {predictions_path}")
     if plots is not None:
         figure = plots / DYNAMIC_FIGURE
-        plot_dynamic_fit(result, figure)
+        plot_dynamic_fit(result, figure, output_display=display)
         print(f"plot → {figure}")
     return 0

@@ -40,3 +40,19 @@ def test_an_unknown_unit_is_not_converted():
     result = _result({"k": 1.0}, {"k": "N/m"})
     assert params_in_units(result, "furlong", "kN") is None
     assert "in furlong" not in format_report(result, ("furlong", "kN"))
+
+
+def test_the_loops_figure_names_the_file_not_its_path(tmp_path):
+    import matplotlib
+
+    from rths_ident.estimators.offline.report import plot_fit
+
+    result = _result({"k": 1e5}, {"k": "N/m"})
+    result.data = FitData.from_arrays(result.data.displacement, result.data.force, None,
+                                      source="/work/shared/data/lab/column_3.csv")
+    figure = tmp_path / "fit_loops.svg"
+    with matplotlib.rc_context({"svg.fonttype": "none"}):
+        plot_fit(result, figure, displacement_unit="mm", force_unit="kN")
+    svg = figure.read_text()
+    assert "column_3.csv: measured vs fitted force" in svg and "/work/shared" not in svg
+    assert "displacement [mm]" in svg and "measured − fitted [kN]" in svg

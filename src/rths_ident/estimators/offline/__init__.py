@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Callable
 
 from rths_ident.errors import ParameterError
+from rths_ident.estimators.offline.bound_check import parameters_at_bounds
 from rths_ident.estimators.offline.fit_data import PSEUDO_TIME_STEP_S, FitData, Scales
 from rths_ident.estimators.offline.goodness import (
     coefficient_of_determination,
@@ -94,7 +95,21 @@ def fit(data: FitData, model: str, method: str = "nls", **options) -> FitResult:
         raise ParameterError(f"unknown method {method!r}; valid methods: {', '.join(METHODS)}")
     if data.n_samples < MIN_FIT_SAMPLES:
         raise ParameterError(f"{data.source}: a fit needs at least {MIN_FIT_SAMPLES} samples; got {data.n_samples}")
-    return functions[method](data, model, **options)
+    result = functions[method](data, model, **options)
+    # every method, every model: a parameter on a bound of its search box is said
+    if method == "ls":  # its own box: the searched coordinates and the coefficients' signs
+        flags = result.details.pop("at_bound")
+    else:
+        same_box = dict(free_A=options.get("free_A", False), substeps=options.get("substeps"),
+                        fixed=options.get("fixed"), form=result.details.get("form"))
+        flags = parameters_at_bounds(data, model, result.params, posterior=result.posterior, **same_box)
+        if method == "bayes":  # the NLS point its chains started from
+            flagged = {flag["parameter"] for flag in flags}
+            flags += [{**flag, "where": "the NLS start of the chains"}
+                      for flag in parameters_at_bounds(data, model, result.details["nls_start_params"], **same_box)
+                      if flag["parameter"] not in flagged]
+    result.warnings.extend({"code": "parameter_at_bound", **flag} for flag in flags)
+    return result
 
 
 def fit_all(data: FitData, method: str = "nls", models=None,

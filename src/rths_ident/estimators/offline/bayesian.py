@@ -134,8 +134,10 @@ def fit_bayes(
     # of Bouc–Wen β depends on n, so averaging β across draws with different n is not).
     q_mean = np.asarray(jnp.mean(q_samples.reshape(-1, len(names)), axis=0))
     details = {"draws": draws, "warmup": warmup, "chains": chains, "divergences": divergences,
-               "nls_start_nrmse_percent": start.nrmse_percent,
+               "nls_start_nrmse_percent": start.nrmse_percent, "nls_start_params": dict(start.params),
                "point_estimate": "parameters at the posterior mean of the fitted (log/bounded) coordinates"}
+    if start.details.get("form") is not None:  # the form sampled (the bound check reads it)
+        details["form"] = start.details["form"]
     result = result_from_coordinates(spec, data, q_mean, "bayes", record=record, posterior=posterior, details=details)
     result.inference_data = idata
     return result

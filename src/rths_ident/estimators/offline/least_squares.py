@@ -40,6 +40,7 @@ from scipy.stats import qmc
 
 from rths_ident.errors import ParameterError
 from rths_ident.estimators import qp_projection
+from rths_ident.estimators.offline.bound_check import linear_form_at_bounds
 from rths_ident.estimators.offline.fit_data import FitData
 from rths_ident.estimators.offline.model_specs import ModelSpec, model_spec
 from rths_ident.estimators.offline.result import FitResult, make_result
@@ -198,6 +199,9 @@ def fit_ls(
     fields = problem.to_fields(outer_values(q_best), theta)
     fields = {k: float(v) for k, v in fields.items()}
     details["linear_coefficients"] = dict(zip(problem.linear_names, np.asarray(theta).tolist()))
+    details["at_bound"] = linear_form_at_bounds(problem.outer, np.atleast_1d(np.asarray(q_best)),
+                                                problem.linear_names, np.asarray(theta), problem.linear_lower,
+                                                problem.linear_upper)
     scales = data.scales()
     params_si = spec.to_physical(fields, scales)
     # the fitted force is the model's own simulation with the identified parameters

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import contextlib
+import pathlib
 import warnings
 from typing import Sequence
 
+import numpy as np
 
+
+from rths_ident.estimators.offline.bound_check import bound_warning
 from rths_ident.estimators.offline.result import FitResult
 
-__all__ = ["format_report", "format_ranking", "plot_fit", "plot_posterior", "params_in_units"]
+__all__ = ["format_report", "format_ranking", "plot_fit", "plot_posterior", "params_in_units", "in_display_units"]
 
 #: display units: name -> factor from SI
 DISPLACEMENT_UNITS = {"m": 1.0, "cm": 1e2, "mm": 1e3, "in": 1.0 / 0.0254}
@@ -60,6 +64,16 @@ def params_in_units(result: FitResult, displacement_unit: str, force_unit: str) 
     return values, labels
 
 
+def in_display_units(result: FitResult, displacement_unit: str, force_unit: str) -> dict:
+    """The record's ranges and the fit's rms force error in the user's units (the
+    report's and the JSON's ``in_file_units``)."""
+    dx, df = DISPLACEMENT_UNITS[displacement_unit], FORCE_UNITS[force_unit]
+    data = result.data
+    return {"displacement_range": [float(data.displacement.min() * dx), float(data.displacement.max() * dx)],
+            "force_range": [float(data.force.min() * df), float(data.force.max() * df)],
+            "rms_error": float(np.sqrt(np.mean((result.fitted_force - data.force) ** 2)) * df)}
+
+
 def format_report(result: FitResult, display_units: tuple[str, str] | None = None) -> str:
     """Multi-line text: data, parameters (SI, with posterior columns for Bayesian fits;
     with ``display_units`` = (displacement unit, force unit) other than (m, N) also in
@@ -74,6 +88,11 @@ def format_report(result: FitResult, display_units: tuple[str, str] | None = Non
     lines.append(f"data: {data.source} ({data.n_samples} samples; {timing})")
     lines.append(f"range: displacement {_fmt(data.displacement.min())} … {_fmt(data.displacement.max())} m, "
                  f"force {_fmt(data.force.min())} … {_fmt(data.force.max())} N")
+    if converted is not None:
+        shown = in_display_units(result, *display_units)
+        lines.append(f"       in {','.join(display_units)}: displacement {_fmt(shown['displacement_range'][0])} … "
+                     f"{_fmt(shown['displacement_range'][1])} {display_units[0]}, force "
+                     f"{_fmt(shown['force_range'][0])} … {_fmt(shown['force_range'][1])} {display_units[1]}")
     lines.append("")
     header = f"  {'parameter':<22} {'value':>12}  {'unit':<8}"
     if converted is not None:
@@ -101,10 +120,18 @@ def format_report(result: FitResult, display_units: tuple[str, str] | None = Non
         lines.append(f"  sign region: {result.details['sign_region']} (docs/models/bouc_wen.md)")
     lines.extend(_form_lines(result.details))
     lines.extend(_identifiability_lines(result.details.get("identifiability")))
+    at_bound = [w for w in result.warnings if w["code"] == "parameter_at_bound"]
+    if at_bound:
+        lines += ["", bound_warning(at_bound)]
     lines.append("")
     g = result.goodness
     lines.append(f"force NRMSE {g['nrmse_percent']:.2f} % of the force range "
                  f"(rms/rms {g['nrmse_rms_percent']:.2f} %, R² {g['r_squared']:.4f})")
+    rms_error = float(np.sqrt(np.mean((result.fitted_force - data.force) ** 2)))
+    line = f"rms(F_fit − F_meas) {_fmt(rms_error)} N"
+    if converted is not None:
+        line += f" = {_fmt(in_display_units(result, *display_units)['rms_error'])} {display_units[1]}"
+    lines.append(line)
     if result.posterior is not None:
         bad = [n for n, p in result.posterior.items() if p["r_hat"] > 1.05]
         divergences = result.details.get("divergences", 0)
@@ -202,7 +229,7 @@ def plot_fit(results: FitResult | Sequence[FitResult], path, *, displacement_uni
     residual.set_xlabel("time [s]" if data.time_is_physical else "pseudo-time [sample]")
     residual.set_ylabel(f"measured − fitted [{force_unit}]")
     residual.grid(alpha=0.3)
-    fig.suptitle(title or f"{data.source}: measured vs fitted force")
+    fig.suptitle(title or f"{pathlib.Path(data.source).name}: measured vs fitted force")  # the file, not its path
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

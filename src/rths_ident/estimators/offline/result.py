@@ -37,6 +37,9 @@ class FitResult:
     posterior: dict[str, dict[str, float]] | None = None
     details: dict[str, Any] = dataclasses.field(default_factory=dict)
     inference_data: Any = None  # ArviZ InferenceData of a Bayesian fit (not in JSON)
+    #: results not to be trusted without a look, each ``{"code": ..., ...}`` (e.g.
+    #: ``parameter_at_bound``: :mod:`rths_ident.estimators.offline.bound_check`)
+    warnings: list[dict[str, Any]] = dataclasses.field(default_factory=list)
 
     @property
     def nrmse_percent(self) -> float:
@@ -67,6 +70,7 @@ class FitResult:
         }
         if self.posterior is not None:
             out["posterior"] = self.posterior
+        out["warnings"] = _jsonable(self.warnings)
         details = dict(self.details)
         for key in ("form", "identifiability", "sign_region"):  # shown at the top level
             if key in details:

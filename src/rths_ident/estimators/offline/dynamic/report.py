@@ -91,42 +91,70 @@ def write_predictions(result: DynamicFitResult, path) -> str:
     return prediction.role
 
 
-def plot_dynamic_fit(result: DynamicFitResult, path, window_s: float = 1.0) -> None:
-    """Measured and simulated output over ``window_s`` of the validation (or held-out,
-    or fitted) part, the error ×10, and the amplitude spectra of output and error."""
+def plot_dynamic_fit(result: DynamicFitResult, path, window_s: float = 1.0,
+                     output_display: tuple[str, float] | None = None) -> None:
+    """Measured and simulated output over ``window_s`` of the validation (or held-out, or
+    fitted) part, their difference as its own trace on its own axis, and the amplitude
+    spectra of output and error (the project's figure style,
+    :mod:`rths_ident.figure_views`: measured wide and light underneath, the model thin and
+    dashed on top, labels where there is no data). ``output_display``: the user's output
+    unit and its factor from SI (the axes then read in that unit); the title names the
+    record's file, not its path."""
+    import pathlib
+
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from rths_ident.figure_views import line_kwargs, overlay
+
     prediction = result.validation or result.prediction("fit")
     record = prediction.record
-    unit = record.output_unit
-    t, measured, simulated = prediction.time, prediction.measured_part, prediction.simulated_part
-    error = simulated - measured
-    fig, (history, spectrum) = plt.subplots(2, 1, figsize=(11, 7.5))
+    unit, factor = output_display if output_display is not None else (record.output_unit, 1.0)
+    t = prediction.time
+    measured, simulated = factor * prediction.measured_part, factor * prediction.simulated_part
+    fig = plt.figure(figsize=(11, 8.2))
+    grid = fig.add_gridspec(3, 1, height_ratios=(1.5, 0.8, 1.3))
+    history = fig.add_subplot(grid[0])
+    difference = fig.add_subplot(grid[1], sharex=history)
+    spectrum = fig.add_subplot(grid[2])
     shown = t < t[0] + window_s
-    history.plot(t[shown], measured[shown], color="0.25", lw=1.2, label="measured")
-    history.plot(t[shown], simulated[shown], color="tab:orange", lw=1.0, ls="--", label=f"simulated ({result.model})")
-    history.plot(t[shown], 10.0 * error[shown], color="tab:red", lw=0.8, label="error × 10")
-    history.set_xlabel("time [s]")
+    error = overlay(history, difference, t[shown], measured[shown], simulated[shown], under_label="measured",
+                    over_label=f"simulated ({result.model})", difference_label="measured − simulated")
+    del error
     history.set_ylabel(f"{record.output_kind} [{unit}]")
     history.grid(alpha=0.3)
-    history.legend(fontsize=8, loc="upper right")
-    history.set_title(f"{prediction.role}: RMSE {prediction.metrics['rmse']:.3g} {unit} "
-                      f"({prediction.metrics['nrmse_rms_percent']:.2f} % of rms)")
+    history.tick_params(labelbottom=False)
+    metrics = prediction.metrics
+    role = {"fit": "fitted part", "held-out": "held-out periods", "validation": "validation record"}[prediction.role]
+    low, high = history.get_ylim()  # headroom above the record: the box goes where there is no data
+    history.set_ylim(low, high + 0.35 * (high - low))
+    # one box where there is no data: the legend, titled with the metrics (two "best"
+    # boxes would be placed without regard to each other)
+    history.legend(fontsize=8, loc="best", title_fontsize=8, framealpha=0.85,
+                   title=f"{role}: RMSE {metrics['rmse'] * factor:.3g} {unit} "
+                         f"({metrics['nrmse_rms_percent']:.2f} % of rms), first {window_s:g} s shown")
+    difference.set_xlabel("time [s]")
+    difference.set_ylabel(f"measured − simulated [{unit}]")
+    difference.grid(alpha=0.3)
+    full_error = measured - simulated
     frequency = np.fft.rfftfreq(measured.size, record.dt)
     scale = np.sqrt(2.0) / measured.size
-    spectrum.semilogy(frequency, scale * np.abs(np.fft.rfft(measured)), color="0.25", lw=0.6, label="measured output")
-    spectrum.semilogy(frequency, scale * np.abs(np.fft.rfft(error)), color="tab:red", lw=0.6, label="error")
+    spectrum.semilogy(frequency, scale * np.abs(np.fft.rfft(measured)), label="measured output",
+                      **line_kwargs("measured", lw=1.0))
+    spectrum.semilogy(frequency, scale * np.abs(np.fft.rfft(full_error)), label="measured − simulated",
+                      **line_kwargs("error"))
     if result.noise is not None:
-        level = result.noise["std"] * np.sqrt(2.0 / measured.size)
-        spectrum.axhline(level, color="tab:blue", ls=":", label="noise level (between periods, white equivalent)")
+        level = factor * result.noise["std"] * np.sqrt(2.0 / measured.size)
+        spectrum.axhline(level, color="#1f3b73", ls=":", lw=1.0,
+                         label="noise level (between periods, white equivalent)")
     spectrum.set_xlabel("frequency [Hz]")
     spectrum.set_ylabel(f"amplitude [{unit}]")
     spectrum.grid(alpha=0.3, which="both")
-    spectrum.legend(fontsize=8, loc="upper right")
-    fig.suptitle(f"{record.source}: {record.input_kind} → {record.output_kind}, output-error fit")
+    spectrum.legend(fontsize=8, loc="best")
+    fig.suptitle(f"{pathlib.Path(record.source).name}: {record.input_kind} → {record.output_kind}, "
+                 f"output-error fit of {result.model}")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
