@@ -94,13 +94,13 @@ def test_a_study_stopped_by_ctrl_c_keeps_its_runs_and_resumes_with_the_missing_o
     monkeypatch.setattr(study, "run_variant", _CountedRuns(interrupt_at=2))
     saved = []
     with pytest.raises(OperatorStopped) as caught:
-        run_study(plan, on_run=saved.append)
+        run_study(plan, on_run=saved.append, batch=0)
     partial = caught.value.partial
     assert [r["run"] for r in partial["runs"]] == [0, 1] and partial["missing_runs"] == [2, 3]
     assert not partial["complete"] and saved[-1]["runs"] == partial["runs"]  # the JSON was up to date
     again = _CountedRuns()
     monkeypatch.setattr(study, "run_variant", again)
-    resumed = run_study(study.plan_from_json(json.loads(json.dumps(partial["plan"]))), done=partial["runs"])
+    resumed = run_study(study.plan_from_json(json.loads(json.dumps(partial["plan"]))), done=partial["runs"], batch=0)
     assert again.calls == [2, 3] and resumed["complete"] and resumed["missing_runs"] == []
     assert [r["metrics"]["J2_percent"] for r in resumed["runs"]] == [0.0, 1.5, 3.0, 4.5]
     assert resumed["summary"]["J2_percent"] == {"min": 0.0, "median": 2.25, "max": 4.5, "runs": 4}
@@ -111,7 +111,8 @@ def test_study_resume_from_the_command_line(tmp_path, monkeypatch, capsys):
 
     path = tmp_path / "study.json"
     monkeypatch.setattr(study, "run_variant", _CountedRuns(interrupt_at=1))
-    assert main(["study", "rc-frame", "--vary", "record.scale=1,1.5,2", "--json", str(path), "--quiet"]) == 130
+    assert main(["study", "rc-frame", "--vary", "record.scale=1,1.5,2", "--json", str(path), "--quiet",
+                 "--batch", "0"]) == 130
     line = capsys.readouterr().err.strip().splitlines()[-1]
     assert line == (f"rths-ident: study stopped by the operator (Ctrl-C) after 1 of 3 runs; study → {path}; resume: "
                     f"rths-ident study --resume {path}")
@@ -119,7 +120,7 @@ def test_study_resume_from_the_command_line(tmp_path, monkeypatch, capsys):
     assert [r["run"] for r in kept["runs"]] == [0] and kept["complete"] is False
     again = _CountedRuns()
     monkeypatch.setattr(study, "run_variant", again)
-    assert main(["study", "--resume", str(path), "--quiet"]) == 0
+    assert main(["study", "--resume", str(path), "--quiet", "--batch", "0"]) == 0
     assert again.calls == [1, 2]
     done = json.loads(path.read_text())
     assert done["complete"] and [r["varied"]["record.scale"] for r in done["runs"]] == [1, 1.5, 2]

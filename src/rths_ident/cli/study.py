@@ -78,7 +78,8 @@ def run_study_command(args: argparse.Namespace) -> int:
     progress = EventStream(TerminalView(quiet=args.quiet)).runs_callback("study")
     try:
         result = run_study(plan, dask=args.dask, progress=progress, done=done,
-                           on_run=lambda partial: _write_json(partial, json_path))
+                           on_run=lambda partial: _write_json(partial, json_path), batch=args.batch,
+                           note=None if args.quiet else lambda line: print(line, file=sys.stderr))
     except OperatorStopped as stopped:
         partial = stopped.partial
         _write_json(partial, json_path)
@@ -142,6 +143,7 @@ def _write_json(result: dict, path: Path) -> None:
 
 def add_study_command(subparsers: argparse._SubParsersAction) -> None:
     """Register ``rths-ident study``."""
+    from rths_ident.scenarios.study_batches import DEFAULT_BATCH  # noqa: PLC0415
     parser = subparsers.add_parser(
         "study", help="run a test many times with fields varied (a sweep, a grid or a random sample)",
         description="Run a test (a shipped one, FILE.toml or FILE.h5) many times with some of its fields varied: "
@@ -155,6 +157,10 @@ def add_study_command(subparsers: argparse._SubParsersAction) -> None:
                         help="a field to vary and how (see above); repeat for several")
     parser.add_argument("--samples", type=int, default=None, help="draws of the uniform ranges")
     parser.add_argument("--seed", type=int, default=0, help="seed of the draws (default 0)")
+    parser.add_argument("--batch", type=int, default=None, metavar="N",
+                        help="runs per compiled call when the varied fields change only the fused loop's values "
+                             f"(default {DEFAULT_BATCH}; 0: run by run); a field that changes the loop's structure "
+                             "runs the study run by run, with a note naming it")
     parser.add_argument("--dask", default=None, metavar="local|tcp://HOST:PORT",
                         help="run on a Dask cluster: local (2 worker processes on 127.0.0.1) or a scheduler")
     add_json_option(parser, "every run's varied values and metrics, and the plan (default: "

@@ -29,6 +29,10 @@ class RunOptions:
     stop : a :class:`~rths_ident.hybrid.loop.stop_request.StopRequest` (STOP on the live
         page, Ctrl-C): the step-wise loop of the configured run reads it once per slow
         step and brings the specimen to rest through the safe stop; None: none.
+    fused_loop : ``fused_loop(test) -> runner`` (fused engine): the configured run's loop
+        is ``runner(fast params, initial, ground acceleration)`` instead of a compiled
+        loop of its own (a study's batch, :mod:`rths_ident.scenarios.study_batches`);
+        None: the run compiles its own.
     """
 
     engine: str = "fused"
@@ -38,6 +42,7 @@ class RunOptions:
     test_file: str | None = None
     events: EventStream | None = None
     stop: Any = None
+    fused_loop: Any = None
 
     @property
     def stream(self) -> EventStream:

@@ -177,7 +177,7 @@ def run_scenario(cfg, build: Callable[..., HybridTest], options: RunOptions = Ru
     with record if record is not None else contextlib.nullcontext():
         out = _run_variants(cfg, test, engine, options.compare, progress, describe, record, start_all, realtime,
                             clock, watch=(options.events, options.stop, model_force),
-                            note=lambda text: options.stream.emit(Note(text)))
+                            note=lambda text: options.stream.emit(Note(text)), fused_loop=options.fused_loop)
         if record is not None:
             record.finish({k: v for k, v in out.items() if k != "_arrays"})
     return out
@@ -213,11 +213,9 @@ def _compile_loop(test: HybridTest, engine: str) -> None:
         virtual_site(test)
 
 
-def _run_variants(cfg, test: HybridTest, engine: str, compare: bool, progress, describe, record,
-                  start_all: float, realtime: bool = False, clock: PhaseClock | None = None,
-                  watch: tuple = (None, None, None), note: Callable[[str], None] | None = None) -> dict:
-    clock = PhaseClock() if clock is None else clock
-    events, stop, model_force = watch
+def _compile_and_reference(cfg, test: HybridTest, engine: str, clock: PhaseClock) -> tuple:
+    """The test's loop compiled (fused) or its site's step (step-wise), and its reference
+    response and force."""
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as background:
         # the loop is traced here first (Python: nothing else then holds the interpreter
         # lock) and compiled for its arguments' shapes on the worker (XLA releases the
@@ -228,10 +226,25 @@ def _run_variants(cfg, test: HybridTest, engine: str, compare: bool, progress, d
         compiling = background.submit(_compile_loop, test, engine)
         if engine == "fused":
             jax.block_until_ready(loop_arguments(test, _variant(cfg, cfg.updating)))
-        reference_response, reference_force = test.reference()
+        reference = test.reference()
         clock.lap("building")
         compiling.result()
     clock.lap("compiling")
+    return reference
+
+
+def _run_variants(cfg, test: HybridTest, engine: str, compare: bool, progress, describe, record,
+                  start_all: float, realtime: bool = False, clock: PhaseClock | None = None,
+                  watch: tuple = (None, None, None), note: Callable[[str], None] | None = None,
+                  fused_loop: Callable | None = None) -> dict:
+    clock = PhaseClock() if clock is None else clock
+    events, stop, model_force = watch
+    runner = fused_loop(test) if fused_loop is not None and engine == "fused" else None
+    if runner is not None:  # the loop is a batch's (a study): nothing of its own to compile
+        reference_response, reference_force = test.reference()
+        clock.lap("building")
+    else:
+        reference_response, reference_force = _compile_and_reference(cfg, test, engine, clock)
     comparisons = [m for m in COMPARISON_VARIANTS if m != cfg.updating and m in cfg.UPDATING_MODES]
     order = [cfg.updating] + (comparisons if compare else [])
     results = {}
@@ -252,7 +265,8 @@ def _run_variants(cfg, test: HybridTest, engine: str, compare: bool, progress, d
             logs, wall = run_loop(test, engine, variant=variant, progress=progress if main_run else None,
                                   pacer=pacer if main_run else None, recorder=recorder, site=site,
                                   stop=stop if main_run else None,
-                                  interlocks=main_run)  # the interlocks guard the configured run, not the comparisons
+                                  interlocks=main_run,  # the interlocks guard the configured run, not the comparisons
+                                  runner=runner if main_run else None)
         clock.lap(f"running {mode}")
         results[mode] = VariantResult(mode, None, logs, wall)
     if side_by_side:

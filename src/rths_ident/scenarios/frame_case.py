@@ -123,6 +123,23 @@ class ColumnUnderTest(NamedTuple):
     actuator: Any  # CarrionSpencerParams
     extra_metrics: Callable = lambda logs: {}
     identifier_log: Callable = no_identifier_log  # (identifier params, state) -> dict, once per slow step
+    # column Params -> the tested column's initial stiffness [N/m] (α-OS K^l), when it
+    # needs more of the column than θ̂ (None: interface_stiffness(θ̂))
+    column_interface_stiffness: Callable | None = None
+
+
+def untouched_from(estimated, guess, current):
+    """``estimated`` (column Params) with every float field that is still the very
+    object of ``guess`` (θ̂ left it) taken from ``current`` (Params of the same model);
+    ``estimated`` itself when the three do not flatten alike."""
+    leaves, tree = jax.tree_util.tree_flatten(estimated)
+    guess_leaves, guess_tree = jax.tree_util.tree_flatten(guess)
+    current_leaves, current_tree = jax.tree_util.tree_flatten(current)
+    if not (tree == guess_tree == current_tree):
+        return estimated
+    kept = [now if leaf is old and isinstance(old, (float, np.floating)) else leaf
+            for leaf, old, now in zip(leaves, guess_leaves, current_leaves)]
+    return jax.tree_util.tree_unflatten(tree, kept)
 
 
 def values(column_params, names) -> np.ndarray:
@@ -174,12 +191,29 @@ def build(cfg: FrameTestConfig, column: ColumnUnderTest, frame: PartitionedFrame
     tested_group, tested_column = frame.tested
     has_copies = any(group.model is model for group in structure.groups)
 
+    copies = next((g for g, group in enumerate(structure.groups) if group.model is model), None)
+
+    def estimated_column(params, estimate):
+        """The column θ̂ describes: ``with_estimate(θ̂)``, its fields that θ̂ leaves at the
+        guess read from the NS's own first copy of the column (they are equal; read from
+        the loop's arguments, they are not constants of the compiled program, so tests
+        that differ only in them share one program: a study's batch)."""
+        estimated = column.with_estimate(estimate)
+        if copies is None:
+            return estimated
+        current = jax.tree_util.tree_map(lambda leaf: leaf[0] if jnp.ndim(leaf) else leaf,
+                                         params.element_params[copies])
+        return untouched_from(estimated, column.initial_column, current)
+
     def apply_estimate(params, estimate):
         """Push θ̂ into every numerical column; the α-OS splitting stiffness of the
         interface follows the identified initial stiffness."""
+        estimated = estimated_column(params, estimate)
         if has_copies:  # a structure of matrices may have no numerical copy of the specimen's model
-            params = set_column_params(structure, params, model, column.with_estimate(estimate))
-        k_interface = jnp.zeros_like(params.interface_stiffness).at[i, i].set(column.interface_stiffness(estimate))
+            params = set_column_params(structure, params, model, estimated)
+        k = (column.interface_stiffness(estimate) if column.column_interface_stiffness is None
+             else column.column_interface_stiffness(estimated))
+        k_interface = jnp.zeros_like(params.interface_stiffness).at[i, i].set(k)
         return with_changes(params, interface_stiffness=k_interface)
 
     def realisation():

@@ -350,7 +350,8 @@ def column_under_test(cfg: ShearFrameConfig) -> ColumnUnderTest:
         model=model, true_column=true_column, initial_column=guess, specimen=true_column, param_names=names,
         identifier=identifier, with_estimate=with_estimate,
         interface_stiffness=lambda estimate: _tangent_at_rest(model, with_estimate(estimate), dt_fast),
-        guards=guards, actuator=actuator)
+        guards=guards, actuator=actuator,
+        column_interface_stiffness=lambda column: _tangent_at_rest(model, column, dt_fast))
 
 
 def build(cfg: ShearFrameConfig):

@@ -33,6 +33,7 @@ from rths_ident.declaration import DeclarationError, Override, resolve_values
 from rths_ident.errors import ParameterError
 
 __all__ = ["Variation", "StudyPlan", "parse_variation", "plan_study", "run_variant", "run_variants", "run_study",
+           "batching", "run_batched_variants",
            "study_result", "plan_as_json", "plan_from_json"]
 
 
@@ -137,21 +138,31 @@ def check_plan(plan: StudyPlan) -> list:
     return configs
 
 
-def run_variant(plan: StudyPlan, index: int) -> dict:
-    """Run ``index`` of the plan (pure in the plan and the index): its varied values,
-    metrics, and why it stopped (None: complete)."""
-    from rths_ident.runner.options import RunOptions  # noqa: PLC0415
-    from rths_ident.runner.run import default_engine, run_test  # noqa: PLC0415
+def _configured(plan: StudyPlan, varied: dict) -> tuple:
+    """(configuration, engine) of the test file with the fields ``varied`` ({path: value}) set."""
+    from rths_ident.runner.run import default_engine  # noqa: PLC0415
     from rths_ident.scenarios.kinds import TEST_KINDS  # noqa: PLC0415
 
     kind, test_file = TEST_KINDS[plan.kind_name], _test_file(plan)
-    overrides = plan.overrides(index)
-    raw = {**test_file.values, **{o.path: o.value for o in overrides}}
+    overrides = [Override(path, value, f"--vary {path}") for path, value in varied.items()]
+    raw = {**test_file.values, **varied}
     values, _ = resolve_values(kind.fields_for(raw), test_file, overrides)
     cfg = kind.config(values)
-    engine = values.get("run:engine") or default_engine(kind.module, cfg, False)
+    return cfg, values.get("run:engine") or default_engine(kind.module, cfg, False)
+
+
+def run_variant(plan: StudyPlan, index: int, fused_loop: Callable | None = None) -> dict:
+    """Run ``index`` of the plan (pure in the plan and the index): its varied values,
+    metrics, and why it stopped (None: complete). ``fused_loop``: its loop is a batch's
+    (:mod:`rths_ident.scenarios.study_batches`)."""
+    from rths_ident.runner.options import RunOptions  # noqa: PLC0415
+    from rths_ident.runner.run import run_test  # noqa: PLC0415
+    from rths_ident.scenarios.kinds import TEST_KINDS  # noqa: PLC0415
+
+    cfg, engine = _configured(plan, dict(plan.runs[index]))
     started = _time.perf_counter()
-    result = run_test(plan.kind_name, kind.module, cfg, RunOptions(engine=engine, compare=False), f"run {index}")
+    result = run_test(plan.kind_name, TEST_KINDS[plan.kind_name].module, cfg,
+                      RunOptions(engine=engine, compare=False, fused_loop=fused_loop), f"run {index}")
     return {"run": index, "varied": dict(plan.runs[index]), "metrics": result.json(), "stopped": result.stopped,
             "wall_s": _time.perf_counter() - started}
 
@@ -161,22 +172,58 @@ def run_variants(plan: StudyPlan, first: int, count: int) -> list[dict]:
     return [run_variant(plan, index) for index in range(first, first + count)]
 
 
+def batching(plan: StudyPlan, batch: int):
+    """How ``plan``'s runs go (:func:`rths_ident.scenarios.study_batches.decide`):
+    batches of ``batch`` runs sharing one compiled loop, or run by run (with the note
+    saying why)."""
+    from rths_ident.scenarios.study_batches import decide  # noqa: PLC0415
+
+    return decide(plan, batch, lambda varied: _configured(plan, varied)[0],
+                  lambda varied: _configured(plan, varied)[1])
+
+
+def run_batched_variants(job: tuple, first: int, count: int) -> list[dict]:
+    """A cluster task of a batched study: ``job = (plan, run indices, batch size,
+    program fingerprint)``; runs ``indices[first:first + count]`` in batches."""
+    from rths_ident.scenarios.study_batches import run_batches  # noqa: PLC0415
+
+    plan, indices, size, fingerprint = job
+    rows: list[dict] = []
+    run_batches(indices[first:first + count], size, fingerprint,
+                lambda index, fused_loop: run_variant(plan, index, fused_loop), rows.append)
+    return rows
+
+
 def run_study(plan: StudyPlan, dask: str | None = None, progress: Callable[[int, int], None] | None = None,
-              done: list[dict] | tuple = (), on_run: Callable[[dict], None] | None = None) -> dict:
+              done: list[dict] | tuple = (), on_run: Callable[[dict], None] | None = None,
+              batch: int | None = None, note: Callable[[str], None] | None = None) -> dict:
     """Every run of ``plan``, here or on a Dask cluster (``"local"`` or
     ``tcp://HOST:PORT``); the result has the runs in index order and a summary of every
     numeric metric over them (min, median, max).
+
+    ``batch``: runs per compiled call where the runs share one fused loop
+    (:mod:`rths_ident.scenarios.study_batches`; None: its ``DEFAULT_BATCH``, 0 or 1: run
+    by run); a cluster's task is then one batch. ``note(line)`` is told why a study that
+    could not batch runs run by run.
 
     ``done``: rows of runs already finished (a study resumed from its JSON: only the
     others run); ``on_run(result so far)`` after every finished run (what keeps the
     study's JSON up to date). Ctrl-C stops the study: the run in progress stops safely
     and :class:`~rths_ident.operator_stop.OperatorStopped` is raised with ``partial``,
     the result of the runs finished (``complete`` false, ``missing_runs``)."""
+    from rths_ident.scenarios.study_batches import DEFAULT_BATCH, run_batches  # noqa: PLC0415
+
     check_plan(plan)
     started = _time.perf_counter()
     total = len(plan.runs)
     rows: dict[int, dict] = {int(r["run"]): r for r in done}
     todo = [i for i in range(total) if i not in rows]
+    size = DEFAULT_BATCH if batch is None else int(batch)
+    if size < 0:
+        raise ParameterError(f"--batch {size}: expected a whole number of runs per compiled call ≥ 0 (0: run by run)")
+    decision = batching(plan, min(size, len(todo)))
+    if decision.note is not None and note is not None:
+        note(decision.note)
 
     def finished(row: dict) -> None:
         rows[row["run"]] = row
@@ -186,14 +233,23 @@ def run_study(plan: StudyPlan, dask: str | None = None, progress: Callable[[int,
             progress(len(rows), total)
 
     try:
-        if dask is None:
+        size = min(size, len(todo))
+        if dask is None and decision.fingerprint is not None:
+            run_batches(todo, size, decision.fingerprint,
+                        lambda index, fused_loop: run_variant(plan, index, fused_loop), finished)
+        elif dask is None:
             for index in todo:
                 finished(run_variant(plan, index))
         elif todo:
             from rths_ident.dask_cluster import DaskExecutor  # noqa: PLC0415
 
+            if decision.fingerprint is not None:
+                task = run_batched_variants, (plan, tuple(todo), size, decision.fingerprint)
+                chunks = [(first, min(size, len(todo) - first)) for first in range(0, len(todo), size)]
+            else:
+                task, chunks = (run_variants, plan), [(i, 1) for i in todo]
             with DaskExecutor(dask) as cluster:
-                for first, chunk in cluster.iter_chunks(run_variants, plan, [(i, 1) for i in todo]):
+                for first, chunk in cluster.iter_chunks(*task, chunks):
                     for row in chunk:
                         finished(row)
     except KeyboardInterrupt as interrupt:

@@ -20,6 +20,7 @@ three variants compile once.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import time as _time
 from collections.abc import Mapping
 from types import MappingProxyType
@@ -39,6 +40,7 @@ from rths_ident.hybrid.loop.engine import (
     ModelUpdater,
     SlowStepFunctions,
     make_fused_runner,
+    run_fused,
     run_stepwise,
 )
 from rths_ident.hybrid.fast_side.interlocks import InterlockMonitor, Interlocks
@@ -217,6 +219,37 @@ def prepared_fused_runner(test: HybridTest) -> exported_programs.PreparedProgram
         loop_argument_shapes(test), digest_arrays=(test.ground_accel,)))
 
 
+def program_fingerprint(test: HybridTest) -> str:
+    """A digest of the fused loop's program as traced for ``test`` (its jaxpr, its
+    constants' bytes and its arguments' tree and shapes): two tests with the same
+    fingerprint run one program on different argument values, so their loops can share
+    one compiled (and ``vmap``-ed) call. Traced, not compiled."""
+    functions = slow_step_functions(test)
+    shapes = loop_argument_shapes(test)
+    closed = jax.make_jaxpr(lambda fp, initial, ag: run_fused(functions, fp, initial, ag))(*shapes)
+    digest = hashlib.sha256(str(closed.jaxpr).encode())
+    digest.update(str(jax.tree_util.tree_structure(shapes)).encode())
+    for const in closed.consts:
+        array = np.asarray(const)
+        digest.update(f"{array.shape}{array.dtype}".encode())
+        digest.update(np.ascontiguousarray(array).tobytes())
+    return digest.hexdigest()
+
+
+_BATCHED: dict = {}
+
+
+def batched_fused_runner(test: HybridTest, fingerprint: str) -> Callable:
+    """The fused loop of ``test`` ``vmap``-ed over a leading run axis of all three
+    arguments ``(fast params, initial state, ground acceleration)`` and jitted (compiled
+    at its first call, once per batch size), shared by every test whose
+    :func:`program_fingerprint` is ``fingerprint``."""
+    if fingerprint not in _BATCHED:
+        functions = slow_step_functions(test)
+        _BATCHED[fingerprint] = jax.jit(jax.vmap(lambda fp, initial, ag: run_fused(functions, fp, initial, ag)))
+    return _BATCHED[fingerprint]
+
+
 def loop_argument_shapes(test: HybridTest) -> tuple:
     """Shapes and dtypes (:class:`jax.ShapeDtypeStruct`) of the fused loop's arguments
     ``(fast params, initial state, ground acceleration)``, traced without computing them
@@ -296,7 +329,7 @@ def _cut(logs, n: int):
 
 
 def run_loop(test: HybridTest, engine: str = "fused", variant: str = "updating", progress=None, ns=None,
-             site=None, pacer=None, recorder=None, stop=None, interlocks: bool = True):
+             site=None, pacer=None, recorder=None, stop=None, interlocks: bool = True, runner=None):
     """Run the hybrid loop; returns (logs as NumPy, wall seconds of the run alone — the
     fused loop is compiled beforehand).
 
@@ -319,10 +352,14 @@ def run_loop(test: HybridTest, engine: str = "fused", variant: str = "updating",
     Step-wise, the first that trips brings the specimen to rest and raises
     :class:`LoopAborted`; fused (one compiled call, nothing physical moves), the run is
     cut after the step that tripped and :class:`LoopAborted` carries the steps up to it.
+
+    ``runner`` (fused): ``runner(fast params, initial, ground acceleration) -> (final,
+    logs)`` in place of the test's own compiled loop (a study's batch: the call returns
+    when the batch it joins has run; :mod:`rths_ident.scenarios.study_batches`).
     """
     if engine == "fused":
         parameters, initial = loop_arguments(test, variant)
-        runner = compiled_fused_runner(test, initial)
+        runner = compiled_fused_runner(test, initial) if runner is None else runner
         ag = jax.device_put(np.asarray(test.ground_accel))  # jnp.asarray would compile a small program
         if recorder is not None:
             recorder.start(engine)
