@@ -43,7 +43,7 @@ def _assert_same_runs(a: dict, b: dict, rtol: float) -> None:
                 assert value == flat_b[name], name
 
 
-def _fake_runner(test, fingerprint):
+def _fake_runner(test, fingerprint, size):
     """A stand-in for the vmap-ed loop: row i's logs are 2·fast params + ground motion."""
     return lambda fp, initial, ag: (None, {"x": 2.0 * fp + ag, "rows": np.full(len(fp), len(fp))})
 

@@ -236,7 +236,8 @@ def run_study(plan: StudyPlan, dask: str | None = None, progress: Callable[[int,
         size = min(size, len(todo))
         if dask is None and decision.fingerprint is not None:
             run_batches(todo, size, decision.fingerprint,
-                        lambda index, fused_loop: run_variant(plan, index, fused_loop), finished)
+                        lambda index, fused_loop: run_variant(plan, index, fused_loop), finished,
+                        first_test=decision.first_test)
         elif dask is None:
             for index in todo:
                 finished(run_variant(plan, index))

@@ -46,8 +46,8 @@ class BatchDecision:
     run) and ``note``, the one line that says why it runs run by run (None: nothing to
     say)."""
 
-    def __init__(self, fingerprint: str | None, note: str | None = None):
-        self.fingerprint, self.note = fingerprint, note
+    def __init__(self, fingerprint: str | None, note: str | None = None, first_test=None):
+        self.fingerprint, self.note, self.first_test = fingerprint, note, first_test
 
 
 def _probe_values(plan, path: str) -> list:
@@ -75,7 +75,8 @@ def decide(plan, batch: int, build_config: Callable, engine_of: Callable) -> Bat
     engine = engine_of(first)
     if engine != "fused":
         return BatchDecision(None, f"study: run by run — the {engine} engine runs one test at a time")
-    fingerprint = program_fingerprint(build(build_config(first)))
+    first_test = build(build_config(first))
+    fingerprint = program_fingerprint(first_test)
     for path in plan.varied:
         for value in _probe_values(plan, path):
             probe = {**first, path: value}
@@ -84,7 +85,7 @@ def decide(plan, batch: int, build_config: Callable, engine_of: Callable) -> Bat
             if program_fingerprint(build(build_config(probe))) != fingerprint:
                 return BatchDecision(None, f"study: run by run — {path} changes the compiled loop (its structure or "
                                            "shapes), not only its values")
-    return BatchDecision(fingerprint)
+    return BatchDecision(fingerprint, first_test=first_test)
 
 
 class LoopBatch:
@@ -148,7 +149,7 @@ class LoopBatch:
                 stacked = jax.tree_util.tree_map(lambda *leaves: np.stack([np.asarray(x) for x in leaves]), *rows)
             except ValueError as error:  # a probe missed a field that changes shapes
                 raise RuntimeError(f"the runs {order} of a study's batch do not share one loop ({error})") from None
-            runner = batched_fused_runner(self._joined[order[0]][0], self.fingerprint)
+            runner = batched_fused_runner(self._joined[order[0]][0], self.fingerprint, self.size)
             _, logs = runner(*stacked)
             logs = jax.tree_util.tree_map(np.asarray, jax.device_get(logs))
             self._logs = {i: jax.tree_util.tree_map(lambda x, k=k: x[k], logs) for k, i in enumerate(order)}
@@ -159,11 +160,16 @@ class LoopBatch:
             self._condition.notify_all()
 
 
-def run_batches(indices, size: int, fingerprint: str, run_one: Callable, finished: Callable[[dict], None]) -> None:
+def run_batches(indices, size: int, fingerprint: str, run_one: Callable, finished: Callable[[dict], None],
+                first_test=None) -> None:
     """Runs ``indices`` in batches of ``size`` (:class:`LoopBatch`), each run of a batch
     ``run_one(index, fused_loop) -> row`` on a thread of its own; ``finished(row)`` as
-    each run ends, in run order within a batch."""
+    each run ends, in run order within a batch. ``first_test`` (a test of the program):
+    the batched loop compiles on a thread of its own from the start, while the first
+    batch's runs build (XLA's compilation leaves the interpreter to them)."""
     indices = list(indices)
+    if first_test is not None:
+        threading.Thread(target=_compile_quietly, args=(first_test, fingerprint, size), daemon=True).start()
     for start in range(0, len(indices), size):
         members = indices[start:start + size]
         batch = LoopBatch(members, size, fingerprint)
@@ -178,3 +184,12 @@ def run_batches(indices, size: int, fingerprint: str, run_one: Callable, finishe
             futures = [pool.submit(member, index) for index in members]
             for future in futures:
                 finished(future.result())
+
+
+def _compile_quietly(test, fingerprint: str, size: int) -> None:
+    """Compile the batched loop ahead of the first batch; a failure is the batch's to
+    report (it compiles again there and raises)."""
+    try:
+        batched_fused_runner(test, fingerprint, size)
+    except Exception:  # noqa: BLE001
+        pass

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import threading
 import time as _time
 from collections.abc import Mapping
 from types import MappingProxyType
@@ -237,17 +238,23 @@ def program_fingerprint(test: HybridTest) -> str:
 
 
 _BATCHED: dict = {}
+_BATCHED_LOCK = threading.Lock()
 
 
-def batched_fused_runner(test: HybridTest, fingerprint: str) -> Callable:
-    """The fused loop of ``test`` ``vmap``-ed over a leading run axis of all three
-    arguments ``(fast params, initial state, ground acceleration)`` and jitted (compiled
-    at its first call, once per batch size), shared by every test whose
-    :func:`program_fingerprint` is ``fingerprint``."""
-    if fingerprint not in _BATCHED:
-        functions = slow_step_functions(test)
-        _BATCHED[fingerprint] = jax.jit(jax.vmap(lambda fp, initial, ag: run_fused(functions, fp, initial, ag)))
-    return _BATCHED[fingerprint]
+def batched_fused_runner(test: HybridTest, fingerprint: str, size: int) -> Callable:
+    """The fused loop of ``test`` ``vmap``-ed over a leading axis of ``size`` runs of all
+    three arguments ``(fast params, initial state, ground acceleration)``, compiled ahead
+    of time (for NumPy arguments, as a batch stacks them) and shared by every test whose
+    :func:`program_fingerprint` is ``fingerprint`` (one compilation per process, whichever
+    thread asks first; the others wait for it)."""
+    with _BATCHED_LOCK:
+        if (fingerprint, size) not in _BATCHED:
+            functions = slow_step_functions(test)
+            shapes = jax.tree_util.tree_map(lambda s: jax.ShapeDtypeStruct((size, *s.shape), s.dtype),
+                                            loop_argument_shapes(test))
+            batched = jax.jit(jax.vmap(lambda fp, initial, ag: run_fused(functions, fp, initial, ag)))
+            _BATCHED[(fingerprint, size)] = batched.lower(*shapes).compile()
+        return _BATCHED[(fingerprint, size)]
 
 
 def loop_argument_shapes(test: HybridTest) -> tuple:
