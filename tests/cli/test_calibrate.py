@@ -26,6 +26,11 @@ def test_calibrate_writes_the_json_keys_and_improves_a_poor_start(tmp_path, caps
     captured = capsys.readouterr()
     assert "held-out" in captured.out and f"calibration → {out}" in captured.out
     assert captured.err == ""  # --quiet: no progress bar
+    # the found gain as the test-file line to paste, and that line checks as a test file's field
+    line = f"tau = {r['gains']['τ']!r}"
+    assert 'kind = "polynomial"' in captured.out and line in captured.out
+    assert main(["check", "rc-frame", "--set", "compensation.kind=polynomial", "--set",
+                 f"compensation.{line.replace(' ', '')}"]) == 0
 
 
 def test_calibrate_refuses_an_unknown_compensator():

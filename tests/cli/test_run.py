@@ -329,3 +329,19 @@ def test_realtime_pads_a_shipped_test_unless_the_user_sets_the_padding(tmp_path)
     own.write_text(resources.files("rths_ident.scenarios").joinpath("shipped", "rc-frame.toml").read_text())
     assert "padding = 0.0" in own.read_text()
     assert not _padding_left_to_default(resolve(str(own), ["--realtime"])[4])
+
+
+def test_compensation_gains_are_test_file_fields(tmp_path, capsys):
+    """``new`` writes the gains commented out at their defaults; ``check`` takes a gain by
+    ``--set`` and names a bad one (field and range) in one line."""
+    path = tmp_path / "rc.toml"
+    assert main(["new", str(path), "--from", "rc-frame"]) == 0
+    text = path.read_text(encoding="utf-8")
+    assert "# log10_P0 = 10.0" in text and "# rho = 1.0" in text and "# log10_Gamma0 = 6.03" in text
+    assert main(["check", str(path), "--set", "compensation.rho=0.995"]) == 0
+    capsys.readouterr()
+    assert main(["check", str(path), "--set", "compensation.rho=1.5"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "compensation.rho = 1.5" in err and "[1e-06, 1]" in err
+    assert main(["check", "rc-frame", "--set", "compensation.log10_Gamma0=5"]) == 1
+    assert "a gain of amb" in capsys.readouterr().err

@@ -25,3 +25,31 @@ def test_padding_prepends_zeros_and_shifts_the_record():
 def test_bad_padding_names_the_field():
     with pytest.raises(ParameterError, match="pad_seconds"):
         HybridTestConfig(pad_seconds=-1.0)
+
+
+def test_declared_compensation_gains_reach_the_compensator():
+    from rths_ident.hybrid.fast_side.actuator import CarrionSpencerParams  # noqa: PLC0415
+    from rths_ident.scenarios.components import compensation  # noqa: PLC0415
+
+    actuator = CarrionSpencerParams()
+    default = compensation(HybridTestConfig(compensation="damb"), actuator)
+    tuned = compensation(HybridTestConfig(compensation="damb", compensation_rho=0.99, compensation_log10_P0=8.0),
+                         actuator)
+    assert float(default.params.forgetting_factor) == 1.0 and float(default.params.initial_covariance) == 1e10
+    assert float(tuned.params.forgetting_factor) == 0.99 and float(tuned.params.initial_covariance) == 1e8
+    delay = compensation(HybridTestConfig(compensation="polynomial"), actuator).params.delay
+    assert float(delay) == pytest.approx(1.0 / actuator.loop_gain(), rel=1e-15)
+    given = compensation(HybridTestConfig(compensation="polynomial", compensation_tau=0.004), actuator).params.delay
+    assert float(given) == 0.004
+
+
+@pytest.mark.parametrize("changes, words", [
+    ({"compensation_rho": 1.5}, ["compensation.rho = 1.5", "[1e-06, 1]"]),
+    ({"compensation_tau": 0.01}, ["compensation.tau", "polynomial", "compensation.kind = damb"]),
+    ({"compensation": "amb", "compensation_log10_P0": 8.0}, ["compensation.log10_P0", "damb", "log10_Gamma0"]),
+])
+def test_bad_compensation_gains_name_the_field(changes, words):
+    with pytest.raises(ParameterError) as error:
+        HybridTestConfig(**changes)
+    for word in words:
+        assert word in str(error.value)

@@ -9,7 +9,8 @@ import json
 import math
 import sys
 
-from rths_ident.calibration.gains import COMPENSATORS
+from rths_ident.calibration.gains import COMPENSATORS, option_name
+from rths_ident.declaration.fields import plain_value
 from rths_ident.calibration.trust import warning_lines
 from rths_ident.cli.common_options import add_json_option, add_plots_option, add_quiet_option
 from rths_ident.calibration.sdof_rths import StudySettings
@@ -51,6 +52,9 @@ def report(result: dict) -> str:
               f"{_fmt(result['J2_after'])}",
               f"  wall {result['wall_s']:.1f} s (compile {result['compile_s']:.1f} s, search {result['search_s']:.1f} s)"]
     lines += warning_lines(result.get("warnings", []))
+    lines += ["  the gains as test-file lines (paste them into its [compensation] table):",
+              "    [compensation]", f"    kind = {plain_value(result['compensator'])}"]
+    lines += [f"    {option_name(name)} = {plain_value(float(value))}" for name, value in result["gains"].items()]
     return "\n".join(lines)
 
 

@@ -103,6 +103,8 @@ class Field:
         (on the command line, to the working folder).
     default : used when neither the file nor the command line gives the value; MISSING:
         take the configuration's own default.
+    example : an optional field's value that a written test file shows commented out
+        (e.g. a compensator gain's default); None: the line is left empty.
     """
 
     path: str
@@ -121,6 +123,7 @@ class Field:
     flag: Any = None
     is_path: bool = False
     default: Any = MISSING
+    example: Any = None
 
     @property
     def section(self) -> str:

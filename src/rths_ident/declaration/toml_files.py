@@ -200,7 +200,7 @@ def render_test_file(fields: Sequence[Field], values: dict, header: str = "") ->
             note += f" — {field.expected()}"
         out.append(f"# {note}")
         if value is None or value is MISSING:
-            out.append(f"# {field.key} = ")
+            out.append(f"# {field.key} = " + (plain_value(field.example) if field.example is not None else ""))
         else:
             out.append(f"{field.key} = {plain_value(value)}")
     return "\n".join(out).lstrip("\n") + "\n"

@@ -57,9 +57,11 @@ def slow_record(cfg: HybridTestConfig):
 
 
 def compensation(cfg: HybridTestConfig, actuator_params) -> Strategy | None:
-    """The configured compensator (None for ``"none"``), from
+    """The configured compensator (None for ``"none"``) with its declared gains
+    (``[compensation]`` of the test file), from
     :data:`~rths_ident.hybrid.fast_side.compensation.registry.COMPENSATORS`."""
-    parts = COMPENSATORS[cfg.compensation].strategy_parts(cfg.fast_rate, actuator_params.loop_gain())
+    parts = COMPENSATORS[cfg.compensation].strategy_parts(cfg.fast_rate, actuator_params.loop_gain(),
+                                                          cfg.compensation_gains())
     return None if parts is None else Strategy(*parts)
 
 

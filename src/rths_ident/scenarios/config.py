@@ -15,7 +15,7 @@ import numpy as np
 from rths_ident.errors import ParameterError
 from rths_ident._params import plain
 from rths_ident.hybrid.fast_side.actuator import TRANSFER_SYSTEMS
-from rths_ident.hybrid.fast_side.compensation.registry import COMPENSATORS
+from rths_ident.hybrid.fast_side.compensation.registry import COMPENSATORS, GAIN_FIELDS, gain_kinds
 from rths_ident.hybrid.fast_side.rate_transition.registry import TRANSITIONS
 
 
@@ -72,6 +72,15 @@ class HybridTestConfig(InterlockSettings):
     slow_rate: float = 50.0  # Hz
     updating: str = "none"
     compensation: str = "damb"
+    # the compensator's declared gains (registry.GAIN_FIELDS; None: the compensator's default)
+    compensation_log10_P0: float | None = None  # damb: log10 of P0 [-]
+    compensation_rho: float | None = None  # damb: forgetting factor ρ [-]
+    compensation_log10_Gamma0: float | None = None  # amb: log10 Γ0 [log10(s^-1/in²)]
+    compensation_log10_Gamma1: float | None = None  # amb: log10 Γ1 [log10(s/in²)]
+    compensation_log10_Gamma2: float | None = None  # amb: log10 Γ2 [log10(s^3/in²)]
+    compensation_log10_Gamma3: float | None = None  # amb: log10 Γ3 [log10(s^5/in²)]
+    compensation_s: float | None = None  # amb, damb: time scale of the initial plant model [-]
+    compensation_tau: float | None = None  # polynomial: delay τ [s]
     transition: str = "predictor-corrector"
     arrival_fraction: float = 0.5  # predictor–corrector: the NS answer arrives after this share of Δt_n
     ddmrt_adaptive: bool = False  # DDMRT: fixed Wiener W (LTI) or leaky-LMS W (LTV; seed 000 Eq. 3.7)
@@ -106,6 +115,7 @@ class HybridTestConfig(InterlockSettings):
                                 ("transfer_system", TRANSFER_SYSTEMS)):
             if getattr(self, field) not in registry:
                 self.bad(field, registry.choices())
+        self.compensation_gains()  # a gain of another compensator, or out of range: named here
         if not (self.fast_rate > 0 and self.slow_rate > 0):
             self.bad("fast_rate", "positive rates in Hz (fast and slow)")
         ratio = self.fast_rate / self.slow_rate
@@ -143,6 +153,27 @@ class HybridTestConfig(InterlockSettings):
                     + f"divide the fast rate {self.fast_rate:g} Hz into a whole number of samples that "
                     f"divides the {round(ratio)} fast steps of a slow step"
                 )
+
+    def compensation_gains(self) -> dict:
+        """The declared gains of the compensator ({name: value}, the names of
+        :data:`~rths_ident.hybrid.fast_side.compensation.registry.GAIN_FIELDS`); a gain
+        out of its range, or one the configured compensator does not take, is a clear
+        error naming ``compensation.NAME``."""
+        gains = {}
+        for name, field in GAIN_FIELDS.items():
+            value = getattr(self, f"compensation_{name}")
+            if value is None:
+                continue
+            if not (isinstance(value, (int, float)) and field.low <= value <= field.high):
+                raise ParameterError(f"{self.SCENARIO} compensation.{name} = {plain(value)}: expected a number in "
+                                     f"[{field.low:g}, {field.high:g}] {field.unit}")
+            if name not in COMPENSATORS[self.compensation].gains:
+                takes = COMPENSATORS[self.compensation].gains
+                raise ParameterError(
+                    f"{self.SCENARIO} compensation.{name} = {plain(value)}: a gain of {' | '.join(gain_kinds(name))}, "
+                    f"not of compensation.kind = {self.compensation} (its gains: {', '.join(takes) or 'none'})")
+            gains[name] = float(value)
+        return gains
 
     @property
     def ratio(self) -> int:

@@ -11,13 +11,13 @@ from pathlib import Path
 
 from rths_ident.declaration import Field
 from rths_ident.hybrid.fast_side.actuator import TRANSFER_SYSTEMS
-from rths_ident.hybrid.fast_side.compensation.registry import COMPENSATORS
+from rths_ident.hybrid.fast_side.compensation.registry import COMPENSATORS, GAIN_FIELDS
 from rths_ident.hybrid.fast_side.rate_transition.registry import TRANSITIONS
 from rths_ident.structures.integrators import INTEGRATORS
 from rths_ident.structures.numerical_substructure import NS_BACKENDS
 
 __all__ = ["interlock_fields",
-           "test_fields", "record_fields", "rate_fields", "fast_side_fields", "updating_fields", "run_fields",
+           "test_fields", "compensation_gain_fields", "record_fields", "rate_fields", "fast_side_fields", "updating_fields", "run_fields",
            "substructure_fields", "looks_like_a_path", "RECORD_UNITS"]
 
 RECORD_UNITS = ("g", "m/s2", "cm/s2")
@@ -75,6 +75,20 @@ def rate_fields() -> list[Field]:
     ]
 
 
+def compensation_gain_fields() -> list[Field]:
+    """``[compensation]``'s gains, one field per
+    :data:`~rths_ident.hybrid.fast_side.compensation.registry.GAIN_FIELDS` entry (the names
+    ``rths-ident calibrate --bounds`` uses); left out: the compensator's default, which
+    ``rths-ident new`` writes commented out."""
+    fields = []
+    for name, gain in GAIN_FIELDS.items():
+        default = f"{gain.default:g}" if gain.default is not None else None
+        doc = gain.doc + (f" (leave out: {default})" if default is not None and "leave out" not in gain.doc else "")
+        fields.append(Field(f"compensation.{name}", f"compensation_{name}", doc, unit=gain.unit, low=gain.low,
+                            high=gain.high, optional=True, example=gain.default))
+    return fields
+
+
 def fast_side_fields() -> list[Field]:
     """``[transition]``, ``[compensation]``, ``[actuator]``, ``[sensors]``: the fast side."""
     return [
@@ -93,6 +107,7 @@ def fast_side_fields() -> list[Field]:
               "command, the target further from the prediction)", unit="slow steps", low=1.0, high=8.0),
         Field("compensation.kind", "compensation", "delay compensation", kind=str, choices=COMPENSATORS,
               option="--compensation"),
+        *compensation_gain_fields(),
         Field("actuator.transfer_system", "transfer_system", "transfer system", kind=str, choices=TRANSFER_SYSTEMS,
               option="--transfer-system"),
         Field("actuator.substeps", "actuator_substeps", "RK4/exact sub-steps of the actuator per fast step",
