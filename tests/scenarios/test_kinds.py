@@ -62,6 +62,25 @@ def test_a_field_set_on_the_command_line_is_the_fields_option(tmp_path):
     assert _metrics(tmp_path / "set.json")["J2_percent"] != _metrics(tmp_path / "damb.json")["J2_percent"]
 
 
+def test_the_compensation_gains_written_commented_are_the_shipped_values(tmp_path):
+    """Uncommenting the dAMB gains that ``new`` writes (their defaults) leaves the metrics
+    bit for bit; one gain changed by --set changes them."""
+    path = tmp_path / "gains.toml"
+    assert main(["new", str(path), "--from", "rc-frame"]) == 0
+    text = path.read_text(encoding="utf-8")
+    for line in ("log10_P0 = 10.0", "rho = 1.0", "s = 1.0"):
+        assert f"# {line}\n" in text
+        text = text.replace(f"# {line}\n", f"{line}\n")
+    path.write_text(text, encoding="utf-8")
+    common = ["--duration", "0.6", "--quiet", "--no-compare"]
+    assert main(["run", str(path), *common, "--json", str(tmp_path / "file.json")]) == 0
+    assert main(["run", "rc-frame", *common, "--json", str(tmp_path / "shipped.json")]) == 0
+    assert main(["run", "rc-frame", *common, "--set", "compensation.log10_P0=6", "--json",
+                 str(tmp_path / "tuned.json")]) == 0
+    assert _metrics(tmp_path / "file.json") == _metrics(tmp_path / "shipped.json")
+    assert _metrics(tmp_path / "tuned.json")["J2_percent"] != _metrics(tmp_path / "shipped.json")["J2_percent"]
+
+
 def test_a_test_record_runs_its_test_again(tmp_path, capsys):
     record = tmp_path / "first.h5"
     assert main(["run", "rc-frame", "--duration", "0.6", "--compensation", "polynomial", "--quiet",

@@ -104,6 +104,19 @@ def test_a_field_that_changes_the_loop_runs_the_study_run_by_run_and_says_which(
     assert batching(plan, 0).fingerprint is None and batching(plan, 0).note is None
 
 
+def test_compensator_gains_batch_and_the_compensator_does_not():
+    """The gains are values of the fused loop's arguments (the trace says so); another
+    compensator is another program."""
+    gains = plan_study("rc-frame", shipped_test_file("rc-frame"),
+                       [parse_variation("record.duration=1"), parse_variation("compensation.rho=0.99,1"),
+                        parse_variation("compensation.log10_P0=6,10"), parse_variation("compensation.s=0.8,1.2")])
+    decision = batching(gains, 8)
+    assert decision.fingerprint is not None and decision.note is None
+    kinds = plan_study("rc-frame", shipped_test_file("rc-frame"),
+                       [parse_variation("record.duration=1"), parse_variation("compensation.kind=damb,polynomial")])
+    assert batching(kinds, 8).fingerprint is None
+
+
 @pytest.mark.slow
 def test_batched_runs_give_the_one_by_one_numbers():
     """lugre-frame, the specimen's stiffness, the record's scale and the noise seed
