@@ -46,7 +46,8 @@ def kind_parser(target: str, kind_name: str, kind, fields) -> argparse.ArgumentP
             parser.add_argument(field.option, dest=field.target, default=None, metavar=_metavar(field),
                                 help=_escaped(f"{field.doc}{unit}: {field.expected()} ({where})"))
     parser.add_argument("--set", dest="run:set", action="append", default=[], metavar="TABLE.KEY=VALUE",
-                        help="set any field of the test file (e.g. --set compensation.kind=amb)")
+                        help="set any field of the test file (e.g. --set compensation.kind=amb, "
+                             "--set compensation.rho=0.999)")
     add_quiet_option(parser, dest="run:quiet")
     parser.add_argument("--live", dest="run:live", action="store_true",
                         help="serve a live page of the run and print its address (watch the test, STOP it; "
