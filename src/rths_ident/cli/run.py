@@ -403,7 +403,9 @@ def _check(args: argparse.Namespace) -> int:
 
 #: ``check --predict --margin FIELD=VALUE``: the delay margin's sweep (SI units)
 _MARGIN_FIELDS = {"max_delay": float, "min_delay_margin": float, "window": float, "gain_low": float,
-                  "gain_high": float, "points": int, "tolerance": float, "tracking_share": float}
+                  "gain_high": float, "points": int, "tolerance": float, "tracking_share": float,
+                  "actuator_field": str, "actuator_low": float, "actuator_high": float, "specimen_low": float,
+                  "specimen_high": float}
 
 
 def _margin_options(options: list[str]) -> tuple[list[str], dict]:
@@ -427,7 +429,8 @@ def _margin_options(options: list[str]) -> tuple[list[str], dict]:
             try:
                 values[name] = _MARGIN_FIELDS[name](value)
             except ValueError:
-                raise ParameterError(f"margin.{name} = {value!r}: expected a number") from None
+                raise ParameterError(f"margin.{name} = {value!r}: expected "
+                                     + ("a whole number" if _MARGIN_FIELDS[name] is int else "a number")) from None
             continue
         rest.append(option)
         i += 1
@@ -455,9 +458,11 @@ def add_check_command(subparsers: argparse._SubParsersAction) -> None:
                                    "the record file, the outputs, the engine — nothing is built or run. With "
                                    "--predict, then run the test's virtual twin (nothing moves): predicted J2, "
                                    "command peak and jump, each interlock's peak against its limit, the delay "
-                                   "margin (the extra loop delay and compensator gain error at which the twin "
-                                   "fails; --margin FIELD=VALUE sets its sweep: max_delay [s], min_delay_margin "
-                                   "[s], window [s], gain_low, gain_high, points, tolerance, tracking_share), "
+                                   "margin (the extra loop delay, compensator gain error, actuator parameter "
+                                   "error and specimen stiffness error at which the twin fails; --margin "
+                                   "FIELD=VALUE sets its sweep: max_delay [s], min_delay_margin [s], window [s], "
+                                   "gain_low, gain_high, points, tolerance, tracking_share, actuator_field, "
+                                   "actuator_low, actuator_high, specimen_low, specimen_high), "
                                    "go / no-go (exit status 3 for no-go).",
                                    usage="rths-ident check TEST [--predict [--margin FIELD=VALUE ...]] "
                                    "[the test's options]")

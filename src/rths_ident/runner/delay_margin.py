@@ -1,13 +1,18 @@
 """The pre-test check's **delay margin** (``rths-ident check TEST --predict``): the extra
-loop delay, and the compensator gain error, at which the test's virtual twin goes
-unstable or trips an interlock.
+loop delay, the compensator gain error, the actuator's parameter error and the
+specimen's stiffness error at which the test's virtual twin goes unstable or trips an
+interlock.
 
 What is swept. Between the compensation and the transfer system the twin gets the
 stage of :mod:`rths_ident.hybrid.fast_side.command_delay`: the command held back by an
 extra delay τ [s] (what a slower servo controller, a longer cable or a network hop adds
 to the loop) and the compensator's correction scaled by s [-] (s = 1.2: the
-compensator's gain 20 % too high). Each quantity is swept alone, the other at its
-nominal value (τ = 0, s = 1); the test file and the compensators stay as they are.
+compensator's gain 20 % too high). Then the parameter errors of
+:mod:`rths_ident.hybrid.fast_side.parameter_errors`: the actuator's ``actuator_field``
+(default the servo-valve flow gain K_q) × a [-], and the specimen's stiffness-like fields
+× s_k [-]. Each quantity is swept alone, the others at their nominal values (τ = 0,
+s = a = s_k = 1); the test file, the compensator's design, the identifier and the
+numerical substructure stay as they are.
 
 "Unstable", the one definition. A twin **fails** at a swept value when, over the
 sweep's window (the first ``window`` seconds of the record), any of the test's
@@ -22,22 +27,28 @@ oscillates about its target trips the tracking limit long before the strokes.
 The **margin** of a quantity is the smallest swept change at which the twin fails: τ_m
 [s] for the delay (the twin runs at every τ swept below τ_m), and s_low, s_high for
 the correction gain (it runs at every s swept between them; not swept without a
-compensator, where s changes nothing). The check reports each with the
-interlock that ends it; **no-go** when τ_m < ``min_delay_margin`` (default 5 ms).
+compensator, where s changes nothing); likewise a_low, a_high (not swept with the
+ideal transfer system) and s_k low, s_k high (not swept for a specimen model without a
+stiffness field). The check reports each with the interlock that ends it; **no-go**
+when τ_m < ``min_delay_margin`` (default 5 ms): the other margins are reported, not
+judged.
 
 How it is computed (:func:`predict_margins`). The fused loop of the twin with the
-stage, compiled once with ``jax.vmap`` over the swept parameter: one call runs
+stage and the parameter errors (the actuator's exact discretisation rebuilt from the
+changed actuator inside the batch, JAX's ``expm``), compiled once with ``jax.vmap`` over
+the four swept parameters: one call runs
 ``points`` values of it. A first call on an even grid from the nominal value brackets the margin (the first
 failing value, the last running one below it); each further call runs ``points`` values
 evenly inside the bracket, which shrinks it by ``points + 1``, until it is narrower
 than ``tolerance`` of the margin. The margin reported is the bracket's upper end (the
 first failing value found).
 
-The independent number (:func:`stepwise_delay_margin`): the step-wise engine on the
-virtual site (one slow step per compiled call, its interlocks checked by the loop's
-monitor as in a real test, the safe stop on a trip) with the same stage at a fixed τ,
-bisected on τ from [0, ``max_delay``] — what a lab would find by trial on the rig, with
-no batch and no twin. tests/runner/test_delay_margin.py and docs/scripts/delay_margin_table.py
+The independent number (:func:`stepwise_margin`, :func:`stepwise_delay_margin`): the
+step-wise engine on the virtual site (one slow step per compiled call, its interlocks
+checked by the loop's monitor as in a real test, the safe stop on a trip) with the same
+stage at a fixed τ, or given the changed parameters (``VirtualSite.with_params``, the
+discretisation from SciPy's ``expm``), bisected between the nominal value and the
+sweep's end — what a lab would find by trial on the rig, with no batch and no twin. tests/runner/test_delay_margin.py and docs/scripts/delay_margin_table.py
 compare the two.
 """
 
@@ -54,7 +65,9 @@ import numpy as np
 
 from rths_ident import exported_programs
 from rths_ident.errors import ParameterError
+from rths_ident.hybrid.fast_side import actuator as act
 from rths_ident.hybrid.fast_side.command_delay import delayed_compensation
+from rths_ident.hybrid.fast_side.parameter_errors import ACTUATOR_FIELDS, stiffness_fields, with_parameter_errors
 from rths_ident.hybrid.fast_side.fast_chunk import fast_params, initial_fast_state
 from rths_ident.hybrid.fast_side.virtual_site import VirtualSite
 from rths_ident.hybrid.loop.assembled import (
@@ -66,7 +79,8 @@ from rths_ident.hybrid.loop.assembled import (
 )
 from rths_ident.hybrid.loop.engine import LoopAborted, run_fused
 
-__all__ = ["MarginSweep", "MarginKey", "margin_test", "predict_margins", "stepwise_delay_margin", "margin_lines"]
+__all__ = ["MarginSweep", "MarginKey", "SWEEPS", "swept", "margin_test", "predict_margins", "stepwise_trip",
+           "stepwise_margin", "stepwise_delay_margin", "margin_lines"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,7 +92,11 @@ class MarginSweep:
     it); gain_low, gain_high: the correction gains swept below and above 1 [-];
     points: swept values per compiled batch; tolerance: the bracket's width at which the
     refinement stops, as a share of the margin [-]; tracking_share: the tracking limit
-    as a share of the nominal twin's peak |x_t| when the test declares none [-]."""
+    as a share of the nominal twin's peak |x_t| when the test declares none [-];
+    actuator_field: the actuator's field an actuator error scales
+    (:data:`~rths_ident.hybrid.fast_side.parameter_errors.ACTUATOR_FIELDS`);
+    actuator_low, actuator_high: its factors swept below and above 1 [-];
+    specimen_low, specimen_high: the specimen's stiffness factors swept below and above 1 [-]."""
 
     max_delay: float = 0.05
     min_delay_margin: float = 0.005
@@ -88,6 +106,11 @@ class MarginSweep:
     points: int = 8
     tolerance: float = 0.04
     tracking_share: float = 0.2
+    actuator_field: str = "valve_flow_gain"
+    actuator_low: float = 0.25
+    actuator_high: float = 4.0
+    specimen_low: float = 0.25
+    specimen_high: float = 4.0
 
     def __post_init__(self):
         def bad(name, value, expected):
@@ -113,15 +136,25 @@ class MarginSweep:
             bad("tolerance", self.tolerance, "a share in (0, 1)")
         if not (number(self.tracking_share) and self.tracking_share > 0):
             bad("tracking_share", self.tracking_share, "a share > 0 of the nominal peak target")
+        if self.actuator_field not in ACTUATOR_FIELDS:
+            bad("actuator_field", self.actuator_field, f"a field of the Carrion–Spencer actuator: "
+                                                       f"{' | '.join(ACTUATOR_FIELDS)}")
+        for name in ("actuator_low", "specimen_low"):
+            if not (number(getattr(self, name)) and 0 < getattr(self, name) < 1):
+                bad(name, getattr(self, name), "a factor in (0, 1)")
+        for name in ("actuator_high", "specimen_high"):
+            if not (number(getattr(self, name)) and 1 < getattr(self, name) <= 100):
+                bad(name, getattr(self, name), "a factor in (1, 100]")
 
 
 class MarginKey(NamedTuple):
     """The compiled-program key of a twin with the delay stage (a test key, the slow
-    steps it runs, the delay stage's buffer)."""
+    steps it runs, the delay stage's buffer, the actuator field an actuator error scales)."""
 
     test_key: object
     steps: int
     max_delay: float
+    actuator_field: str = "valve_flow_gain"
 
 
 def margin_test(test: HybridTest, sweep: MarginSweep, tracking_limit: float = math.inf) -> HybridTest:
@@ -136,7 +169,8 @@ def margin_test(test: HybridTest, sweep: MarginSweep, tracking_limit: float = ma
     declared = test.interlocks.tracking_error
     interlocks = dataclasses.replace(test.interlocks,
                                      tracking_error=declared if math.isfinite(declared) else tracking_limit)
-    return test._replace(key=MarginKey(test.key, steps, float(sweep.max_delay)), fast_side=side,
+    return test._replace(key=MarginKey(test.key, steps, float(sweep.max_delay), sweep.actuator_field),
+                         fast_side=side,
                          time_slow=np.asarray(test.time_slow)[:steps],
                          ground_accel=np.asarray(test.ground_accel)[:steps], interlocks=interlocks)
 
@@ -145,38 +179,52 @@ def _with_stage(fp: dict, delay, gain) -> dict:
     return dict(fp, compensation=fp["compensation"]._replace(delay=delay, correction_gain=gain))
 
 
+def _with_specimen_state(initial, specimen_model, specimen):
+    """The loop's initial state with the specimen's state initialised from ``specimen``."""
+    fast = dict(initial.fast_state)
+    fast["actuator"] = fast["actuator"]._replace(specimen_state=specimen_model.init(specimen))
+    return initial._replace(fast_state=fast)
+
+
 _BATCHES: dict = {}  # the batched fused twins by key
 _SITES: dict = {}  # the step-wise twins' virtual sites by key
 
 
 def _batched_runner(test: HybridTest, fp: dict, initial, ground_accel, points: int):
-    """``(fast params, initial, ground accel, delays (B,), gains (B,)) -> logs with a
-    leading batch axis`` (the fast log's interlock channels, the NS's displacement, the
-    update log): the fused loop vmapped over the stage's parameters, compiled once per
+    """``(fast params, initial, ground accel, delays (B,), gains (B,), actuator factors
+    (B,), specimen stiffness factors (B,)) -> logs with a leading batch axis`` (the fast
+    log's interlock channels, the NS's displacement, the update log): the fused loop
+    vmapped over the stage's parameters and the parameter errors
+    (:func:`~rths_ident.hybrid.fast_side.parameter_errors.with_parameter_errors`, the
+    actuator's discretisation rebuilt inside the batch), compiled once per
     key and batch size ``points`` (kept between processes by
     :mod:`rths_ident.exported_programs` when the test's key is a configuration of this
     package)."""
     cache_key = (test.key, int(points))
     if cache_key not in _BATCHES:
         functions = slow_step_functions(test)
+        side, field = test.fast_side, test.key.actuator_field
 
-        def run(fp, initial, ag, delays, gains):
-            def one(delay, gain):
-                _, logs = run_fused(functions, _with_stage(fp, delay, gain), initial, ag)
+        def run(fp, initial, ag, delays, gains, actuator_scales, specimen_scales):
+            def one(delay, gain, actuator_scale, specimen_scale):
+                params = with_parameter_errors(side, _with_stage(fp, delay, gain), field, actuator_scale,
+                                               specimen_scale)
+                start = _with_specimen_state(initial, side.specimen_model, params["specimen"])
+                _, logs = run_fused(functions, params, start, ag)
                 kept = {"fast": {k: logs["fast"][k] for k in _FAST_CHANNELS if k in logs["fast"]}}
                 if "displacement" in logs.get("ns", {}):
                     kept["ns"] = {"displacement": logs["ns"]["displacement"]}
                 if logs.get("update") is not None:
                     kept["update"] = logs["update"]
                 return kept
-            return jax.vmap(one)(delays, gains)
+            return jax.vmap(one)(delays, gains, actuator_scales, specimen_scales)
 
         batch = jax.ShapeDtypeStruct((int(points),), jnp.float64)
         # stored only when the twin's own test key is a configuration of this package
         stored_key = test.key if exported_programs.package_key(test.key.test_key) is not None else None
         _BATCHES[cache_key] = exported_programs.compile_program(
             "delay-margin-batch", stored_key, run,
-            (fp, initial, ground_accel, batch, batch), digest_arrays=(np.asarray(ground_accel),))
+            (fp, initial, ground_accel, batch, batch, batch, batch), digest_arrays=(np.asarray(ground_accel),))
     return _BATCHES[cache_key]
 
 
@@ -197,37 +245,69 @@ class _Twins:
         self.runs = 0
         self.batches = 0
 
-    def logs(self, delays, gains) -> list[dict]:
-        """The twins' logs at ``delays`` [s] and ``gains`` [-] (``points`` of each)."""
-        delays, gains = np.asarray(delays, float), np.asarray(gains, float)
-        if delays.shape != (self.points,) or gains.shape != (self.points,):
-            raise ValueError(f"a batch holds {self.points} swept values; got {delays.shape} and {gains.shape}")
+    def logs(self, delays=None, gains=None, actuator_scales=None, specimen_scales=None) -> list[dict]:
+        """The twins' logs at ``delays`` [s], correction ``gains`` [-], actuator factors
+        and specimen stiffness factors [-] (``points`` of each; None: all nominal)."""
+        columns = [np.full(self.points, nominal) if values is None else np.asarray(values, float)
+                   for values, nominal in ((delays, 0.0), (gains, 1.0), (actuator_scales, 1.0),
+                                           (specimen_scales, 1.0))]
+        if any(column.shape != (self.points,) for column in columns):
+            raise ValueError(f"a batch holds {self.points} swept values; got {[c.shape for c in columns]}")
         out = jax.tree_util.tree_map(np.asarray, self.runner(self.params, self.initial, self.ground_accel,
-                                                             jax.device_put(delays), jax.device_put(gains)))
+                                                             *(jax.device_put(c) for c in columns)))
         self.runs += self.points
         self.batches += 1
         return [jax.tree_util.tree_map(lambda x, i=i: x[i], out) for i in range(self.points)]
 
-    def trips(self, delays, gains) -> list:
-        return [first_trip(self.test, logs) for logs in self.logs(delays, gains)]
+    def trips(self, **values) -> list:
+        """The first trip (or None) of each twin of a batch (:meth:`logs`' arguments)."""
+        return [first_trip(self.test, logs) for logs in self.logs(**values)]
+
+
+#: the margins' sweeps: (result key, the batch argument it sets, its nominal value, the
+#: sweep's end field)
+SWEEPS = {
+    "gain_over": ("gains", 1.0, "gain_high"),
+    "gain_under": ("gains", 1.0, "gain_low"),
+    "actuator_over": ("actuator_scales", 1.0, "actuator_high"),
+    "actuator_under": ("actuator_scales", 1.0, "actuator_low"),
+    "specimen_over": ("specimen_scales", 1.0, "specimen_high"),
+    "specimen_under": ("specimen_scales", 1.0, "specimen_low"),
+}
+
+
+def swept(test: HybridTest) -> tuple[str, ...]:
+    """The quantities a sweep of ``test`` varies (module doc): the delay always; the
+    correction gain with a compensator; the actuator error with the Carrion–Spencer
+    transfer system; the specimen's stiffness when its model has a stiffness field."""
+    side = test.fast_side
+    names = ["delay"]
+    if side.compensation is not None:  # without a compensator s changes nothing
+        names.append("gain")
+    if side.actuator_step is act.actuator_step:  # the ideal transfer system has no parameters to get wrong
+        names.append("actuator")
+    if stiffness_fields(side.specimen):
+        names.append("specimen")
+    return tuple(names)
 
 
 def predict_margins(test: HybridTest, variant: str, sweep: MarginSweep, nominal_peak_target: float,
-                    gains: bool = True) -> dict:
-    """The delay margin and (``gains``) the correction-gain margins of ``test`` (module
-    doc); ``nominal_peak_target``: the peak |x_t| of the nominal twin [m]."""
+                    quantities: tuple[str, ...] = ("delay", "gain", "actuator", "specimen")) -> dict:
+    """The delay margin and the margins of the other ``quantities`` swept
+    (:func:`swept` of them: "gain" the correction gain, "actuator" the actuator error,
+    "specimen" the specimen's stiffness; module doc) of ``test``;
+    ``nominal_peak_target``: the peak |x_t| of the nominal twin [m]."""
     start = _time.perf_counter()
     tracking_limit = sweep.tracking_share * float(nominal_peak_target)
     twins = _Twins(margin_test(test, sweep, tracking_limit), variant, sweep.points)
     tolerance = sweep.tolerance
-    delay = _refine(lambda values: twins.trips(values, np.ones_like(values)), 0.0, sweep.max_delay, sweep.points,
-                    tolerance)
-    over = under = None
-    if gains and test.fast_side.compensation is not None:  # without a compensator s changes nothing
-        over = _refine(lambda values: twins.trips(np.zeros_like(values), values), 1.0, sweep.gain_high,
-                       sweep.points, tolerance)
-        under = _refine(lambda values: twins.trips(np.zeros_like(values), values), 1.0, sweep.gain_low,
-                        sweep.points, tolerance)
+    delay = _refine(lambda values: twins.trips(delays=values), 0.0, sweep.max_delay, sweep.points, tolerance)
+    results = dict.fromkeys(SWEEPS)
+    run = [name for name in swept(test) if name in quantities]
+    for key, (argument, nominal, end) in SWEEPS.items():
+        if key.rsplit("_", 1)[0] in run:
+            results[key] = _refine(lambda values, argument=argument: twins.trips(**{argument: values}), nominal,
+                                   getattr(sweep, end), sweep.points, tolerance)
     delay_margin = delay["margin"]
     if delay_margin is None:
         verdict = ("go", f"no failure up to the largest delay swept, {1e3 * sweep.max_delay:g} ms")
@@ -239,7 +319,7 @@ def predict_margins(test: HybridTest, variant: str, sweep: MarginSweep, nominal_
     else:
         verdict = ("go", f"delay margin {1e3 * delay_margin:.2f} ms ≥ the minimum "
                          f"{1e3 * sweep.min_delay_margin:g} ms")
-    return {"delay": delay, "gain_over": over, "gain_under": under,
+    return {"delay": delay, **results, "specimen_fields": stiffness_fields(test.fast_side.specimen),
             "tracking_limit_m": float(twins.test.interlocks.tracking_error),
             "window_s": len(twins.test.time_slow) / test.slow_rate, "runs": twins.runs, "batches": twins.batches,
             "verdict": verdict[0], "why": verdict[1], "wall_s": _time.perf_counter() - start,
@@ -271,15 +351,21 @@ def _refine(evaluate, start: float, end: float, points: int, tolerance: float, r
     return {"margin": failing, "bracket": (running, failing), "trip": trip, "calls": call}
 
 
-def stepwise_trip(test: HybridTest, variant: str, delay: float = 0.0, gain: float = 1.0):
+def stepwise_trip(test: HybridTest, variant: str, delay: float = 0.0, gain: float = 1.0,
+                  actuator_scale: float = 1.0, specimen_scale: float = 1.0):
     """Run the step-wise engine on a virtual site whose delay stage holds ``delay`` [s]
-    and ``gain`` [-] (``test``: a :func:`margin_test`), its interlocks on; the
-    :class:`~rths_ident.hybrid.fast_side.interlocks.Trip` that stopped it, or None."""
+    and ``gain`` [-], its actuator's ``test.key.actuator_field`` × ``actuator_scale`` and
+    its specimen's stiffnesses × ``specimen_scale`` (``test``: a :func:`margin_test`), its
+    interlocks on; the :class:`~rths_ident.hybrid.fast_side.interlocks.Trip` that
+    stopped it, or None."""
     side = test.fast_side
     if test.key not in _SITES:  # compiled once per twin; each run swaps the stage's values in
         _SITES[test.key] = VirtualSite(side, test.seed)
     params = _with_stage(fast_params(side), jnp.asarray(float(delay)), jnp.asarray(float(gain)))
-    site = _SITES[test.key].with_params(params, initial_fast_state(side, test.seed))
+    params = with_parameter_errors(side, params, test.key.actuator_field, float(actuator_scale),
+                                   float(specimen_scale), traced=False)
+    state = initial_fast_state(side._replace(specimen=params["specimen"]), test.seed)
+    site = _SITES[test.key].with_params(params, state)
     try:
         run_loop(test, "stepwise", variant=variant, site=site, interlocks=True)
     except LoopAborted as aborted:
@@ -289,28 +375,41 @@ def stepwise_trip(test: HybridTest, variant: str, delay: float = 0.0, gain: floa
     return None
 
 
-def stepwise_delay_margin(test: HybridTest, variant: str, sweep: MarginSweep, nominal_peak_target: float) -> dict:
-    """The delay margin found the way a lab would (module doc): the step-wise loop at
-    one delay per run, bisected on [0, ``max_delay``] until the bracket is narrower than
-    ``tolerance`` of its upper end. Returns {"margin" (None: it runs at ``max_delay``),
-    "bracket", "trip", "runs", "wall_s"}."""
+def stepwise_margin(test: HybridTest, variant: str, sweep: MarginSweep, nominal_peak_target: float,
+                    quantity: str = "delay", end: float | None = None) -> dict:
+    """A margin found the way a lab would (module doc): the step-wise loop at one value
+    per run, bisected between the nominal value and ``end`` until the bracket is
+    narrower than ``tolerance`` of the margin's distance from the nominal value.
+    ``quantity``: "delay" (τ, from 0 to ``end``, default ``max_delay``), "gain",
+    "actuator" or "specimen" (factors from 1 to ``end``). Returns {"margin" (None: it
+    runs at ``end``), "bracket" (runs, fails), "trip", "runs", "wall_s"}."""
     start = _time.perf_counter()
+    nominal = 0.0 if quantity == "delay" else 1.0
+    if end is None:
+        end = sweep.max_delay
+    argument = {"delay": "delay", "gain": "gain", "actuator": "actuator_scale", "specimen": "specimen_scale"}[quantity]
     twin = margin_test(test, sweep, sweep.tracking_share * float(nominal_peak_target))
     runs = 1
-    trip = stepwise_trip(twin, variant, sweep.max_delay)
+    trip = stepwise_trip(twin, variant, **{argument: end})
     if trip is None:
-        return {"margin": None, "bracket": (0.0, sweep.max_delay), "trip": None, "runs": runs,
+        return {"margin": None, "bracket": (nominal, float(end)), "trip": None, "runs": runs,
                 "wall_s": _time.perf_counter() - start}
-    low, high = 0.0, float(sweep.max_delay)
-    while high - low > sweep.tolerance * high:
+    low, high = nominal, float(end)  # runs at low, fails at high (either direction)
+    while abs(high - low) > sweep.tolerance * abs(high - nominal):
         middle = 0.5 * (low + high)
-        middle_trip = stepwise_trip(twin, variant, middle)
+        middle_trip = stepwise_trip(twin, variant, **{argument: middle})
         runs += 1
         if middle_trip is None:
             low = middle
         else:
             high, trip = middle, middle_trip
     return {"margin": high, "bracket": (low, high), "trip": trip, "runs": runs, "wall_s": _time.perf_counter() - start}
+
+
+def stepwise_delay_margin(test: HybridTest, variant: str, sweep: MarginSweep, nominal_peak_target: float) -> dict:
+    """The delay margin found the way a lab would (:func:`stepwise_margin` on τ over
+    [0, ``max_delay``])."""
+    return stepwise_margin(test, variant, sweep, nominal_peak_target, "delay", sweep.max_delay)
 
 
 def _ends(result: dict) -> str:
@@ -322,31 +421,39 @@ def _ends(result: dict) -> str:
 
 
 def margin_lines(margins: dict) -> list[str]:
-    """The ``delay margin`` block of ``check --predict``."""
+    """The ``delay margin`` block of ``check --predict``: each quantity swept, where the
+    twin fails above and below its nominal value, and the interlock that ends it."""
     sweep = margins["sweep"]
+    field = sweep["actuator_field"]
+    stiffness = "specimen " + ("/".join(margins.get("specimen_fields") or ()) or "stiffness")
+    rows = [(key, label, end) for key, label, end in (
+        ("gain_over", "correction gain above", "gain_high"),
+        ("gain_under", "correction gain below", "gain_low"),
+        ("actuator_over", f"actuator {field} above", "actuator_high"),
+        ("actuator_under", f"actuator {field} below", "actuator_low"),
+        ("specimen_over", f"{stiffness} above", "specimen_high"),
+        ("specimen_under", f"{stiffness} below", "specimen_low")) if margins.get(key) is not None]
+    width = max([22] + [len(label) for _, label, _ in rows])
     batches = f"{margins['batches']} compiled batch" + ("es" if margins["batches"] != 1 else "")
     lines = [f"delay margin (twin over the first {margins['window_s']:.3g} s, {margins['runs']} runs in "
              f"{batches}, {margins['wall_s']:.1f} s; fails = any interlock trips or "
              f"tracking error > {1e3 * margins['tracking_limit_m']:.3g} mm):"]
-    delay = margins["delay"]
+    delay, label = margins["delay"], f"{'extra loop delay':<{width}s}"
     if delay["margin"] == 0.0:
-        lines.append(f"  extra loop delay       0 ms: the twin fails without any extra delay{_ends(delay)}")
+        lines.append(f"  {label} 0 ms: the twin fails without any extra delay{_ends(delay)}")
     elif delay["margin"] is None:
-        lines.append(f"  extra loop delay       > {1e3 * sweep['max_delay']:g} ms (none of the delays swept fails)")
+        lines.append(f"  {label} > {1e3 * sweep['max_delay']:g} ms (none of the delays swept fails)")
     else:
         low, high = delay["bracket"]
-        lines.append(f"  extra loop delay       {1e3 * high:.2f} ms (runs at {1e3 * low:.2f} ms){_ends(delay)}")
-    for key, label, end in (("gain_over", "correction gain above", "gain_high"),
-                            ("gain_under", "correction gain below", "gain_low")):
+        lines.append(f"  {label} {1e3 * high:.2f} ms (runs at {1e3 * low:.2f} ms){_ends(delay)}")
+    for key, label, end in rows:
         result = margins[key]
-        if result is None:
-            continue
         if result["margin"] is None:
-            lines.append(f"  {label:<22s} none fails up to ×{sweep[end]:g}")
+            lines.append(f"  {label:<{width}s} none fails up to ×{sweep[end]:g}")
         elif result["margin"] == 1.0:
-            lines.append(f"  {label:<22s} the twin fails at ×1 (as it is){_ends(result)}")
+            lines.append(f"  {label:<{width}s} the twin fails at ×1 (as it is){_ends(result)}")
         else:
             low, high = result["bracket"]
-            lines.append(f"  {label:<22s} fails at ×{high:.3g} (runs at ×{low:.3g}){_ends(result)}")
-    lines.append(f"  minimum delay margin   {1e3 * sweep['min_delay_margin']:g} ms (below it: NO-GO)")
+            lines.append(f"  {label:<{width}s} fails at ×{high:.3g} (runs at ×{low:.3g}){_ends(result)}")
+    lines.append(f"  {'minimum delay margin':<{width}s} {1e3 * sweep['min_delay_margin']:g} ms (below it: NO-GO)")
     return lines

@@ -15,9 +15,10 @@ The twin runs with the interlocks off (what the test would do, not where it woul
 the fused engine when the test's substructure is native, step-wise otherwise.
 
 Then the **delay margin** (:mod:`rths_ident.runner.delay_margin`, native substructures):
-the extra loop delay, and the compensator gain error, at which the twin goes unstable or
-trips an interlock, and which interlock ends each; **no-go** also when the delay margin
-is below the sweep's ``min_delay_margin``.
+the extra loop delay, the compensator gain error, the actuator's parameter error and the
+specimen's stiffness error at which the twin goes unstable or trips an interlock, and
+which interlock ends each; **no-go** also when the delay margin is below the sweep's
+``min_delay_margin``.
 """
 
 from __future__ import annotations
