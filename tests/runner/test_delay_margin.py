@@ -68,6 +68,23 @@ def test_predicted_specimen_stiffness_margin_agrees_with_the_stepwise_loop_bisec
     assert predicted["actuator_over"] is None and predicted["gain_over"] is None  # not asked for
 
 
+def test_an_actuator_limit_is_a_failure_at_its_slow_step():
+    """The actuator's own velocity limit (bit 2 of its latched limit code) set from the
+    fourth slow step: the trip is the measured-velocity interlock at that step, with the
+    actuator's velocity limit; no code set, no trip."""
+    from types import SimpleNamespace
+
+    from rths_ident.hybrid.fast_side import actuator as act
+
+    actuator = act.CarrionSpencerParams(velocity_limit=0.7)
+    test = SimpleNamespace(fast_side=SimpleNamespace(actuator=actuator), slow_rate=50.0)
+    codes = np.zeros((6, 4), np.int32)
+    codes[3:, 2:] = act.LIMIT_VELOCITY
+    trip = dm.actuator_limit_trip(test, codes)
+    assert (trip.name, trip.step, trip.limit, trip.time) == ("measured_velocity", 3, 0.7, 3 / 50.0)
+    assert dm.actuator_limit_trip(test, np.zeros((6, 4), np.int32)) is None
+
+
 class _Trip:
     name = "tracking_error"
 

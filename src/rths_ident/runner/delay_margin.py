@@ -15,9 +15,10 @@ s = a = s_k = 1); the test file, the compensator's design, the identifier and th
 numerical substructure stay as they are.
 
 "Unstable", the one definition. A twin **fails** at a swept value when, over the
-sweep's window (the first ``window`` seconds of the record), any of the test's
-interlocks trips (:class:`~rths_ident.hybrid.fast_side.interlocks.InterlockMonitor`:
-strokes, velocities, force, NS divergence, identifier divergence; a value that is not
+sweep's window (the first ``window`` seconds of the record), the actuator's own stroke,
+velocity or force limit is exceeded (reported as the interlock of that quantity; the
+step-wise loop stops there), any of the test's interlocks trips
+(:class:`~rths_ident.hybrid.fast_side.interlocks.InterlockMonitor`: strokes, velocities, force, NS divergence, identifier divergence; a value that is not
 finite trips the interlock it reaches first) or the **tracking error** — the mean
 |x_t − x_m| over the interlocks' tracking window — exceeds the margin's tracking limit:
 the test's ``tracking_error`` interlock, or, when the test declares none,
@@ -69,6 +70,7 @@ from rths_ident.hybrid.fast_side import actuator as act
 from rths_ident.hybrid.fast_side.command_delay import delayed_compensation
 from rths_ident.hybrid.fast_side.parameter_errors import ACTUATOR_FIELDS, stiffness_fields, with_parameter_errors
 from rths_ident.hybrid.fast_side.fast_chunk import fast_params, initial_fast_state
+from rths_ident.hybrid.fast_side.interlocks import Trip
 from rths_ident.hybrid.fast_side.virtual_site import VirtualSite
 from rths_ident.hybrid.loop.assembled import (
     HybridTest,
@@ -80,7 +82,7 @@ from rths_ident.hybrid.loop.assembled import (
 from rths_ident.hybrid.loop.engine import LoopAborted, run_fused
 
 __all__ = ["MarginSweep", "MarginKey", "SWEEPS", "swept", "margin_test", "predict_margins", "stepwise_trip",
-           "stepwise_margin", "stepwise_delay_margin", "margin_lines"]
+           "stepwise_margin", "stepwise_delay_margin", "actuator_limit_trip", "margin_lines"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -229,7 +231,41 @@ def _batched_runner(test: HybridTest, fp: dict, initial, ground_accel, points: i
 
 
 #: the fast log's channels the interlock monitor reads
-_FAST_CHANNELS = ("command", "measured", "target", "force", "slow_target")
+_FAST_CHANNELS = ("command", "measured", "target", "force", "slow_target", "limit")
+
+#: the interlock an actuator's own limit (its latched limit code's bits) stands for
+_ACTUATOR_LIMITS = ((act.LIMIT_STROKE, "measured_stroke", "stroke_limit"),
+                    (act.LIMIT_VELOCITY, "measured_velocity", "velocity_limit"),
+                    (act.LIMIT_FORCE, "force", "force_limit"))
+
+
+def actuator_limit_trip(test: HybridTest, limit_codes, first_step: int = 0):
+    """The actuator's own limit (stroke, velocity, force of its parameters) as a
+    :class:`~rths_ident.hybrid.fast_side.interlocks.Trip` at the first slow step whose
+    fast log's limit code (``limit_codes`` (steps, fast samples)) is set, or None: a
+    failure like an interlock's — the step-wise loop stops there."""
+    codes = np.asarray(limit_codes).reshape(len(limit_codes), -1)
+    hit = np.flatnonzero(np.any(codes != 0, axis=1))
+    if hit.size == 0:
+        return None
+    step = int(hit[0])
+    code = int(codes[step][codes[step] != 0][0])
+    for bit, name, field in _ACTUATOR_LIMITS:
+        if code & bit:
+            limit = float(getattr(test.fast_side.actuator, field, math.nan))
+            return Trip(name, math.nan, limit, first_step + step, (first_step + step) / test.slow_rate,
+                        f"the actuator's own {field.split('_')[0]} limit")
+    return None
+
+
+def _first_failure(test: HybridTest, logs: dict):
+    """The first trip of a twin's logs (:func:`first_trip`), or the actuator's own limit
+    (:func:`actuator_limit_trip`) when it comes at an earlier slow step."""
+    trip = first_trip(test, logs)
+    limit = actuator_limit_trip(test, logs["fast"]["limit"]) if "limit" in logs["fast"] else None
+    if limit is not None and (trip is None or limit.step < trip.step):
+        return limit
+    return trip
 
 
 class _Twins:
@@ -261,7 +297,7 @@ class _Twins:
 
     def trips(self, **values) -> list:
         """The first trip (or None) of each twin of a batch (:meth:`logs`' arguments)."""
-        return [first_trip(self.test, logs) for logs in self.logs(**values)]
+        return [_first_failure(self.test, logs) for logs in self.logs(**values)]
 
 
 #: the margins' sweeps: (result key, the batch argument it sets, its nominal value, the
@@ -369,9 +405,13 @@ def stepwise_trip(test: HybridTest, variant: str, delay: float = 0.0, gain: floa
     try:
         run_loop(test, "stepwise", variant=variant, site=site, interlocks=True)
     except LoopAborted as aborted:
-        if aborted.trip is None:
+        if aborted.trip is not None:
+            return aborted.trip
+        fast = aborted.logs.get("fast", {}) if isinstance(aborted.logs, dict) else {}
+        limit = actuator_limit_trip(test, fast["limit"]) if "limit" in fast and len(fast["limit"]) else None
+        if limit is None:
             raise
-        return aborted.trip
+        return limit
     return None
 
 
