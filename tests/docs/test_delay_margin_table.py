@@ -34,3 +34,18 @@ def test_a_row_says_both_margins_what_ends_them_and_their_difference():
                         "none down to ×0 |")
     text = DOC.read_text()
     assert text.count("<!-- delay-margin:begin -->") == 1 and text.count("<!-- delay-margin:end -->") == 1
+
+
+def test_a_parameter_row_says_each_factor_the_stepwise_check_and_its_difference():
+    """(2.116 − 2.125) / (2.125 − 1) = −0.8 %."""
+    none_up = {"margin": None, "bracket": [1.0, 4.0], "trip": None}
+    none_down = {"margin": None, "bracket": [1.0, 0.25], "trip": None}
+    row = {"test": "rc-frame", "window_s": 10.0, "actuator_field": "valve_flow_gain", "specimen_fields": ["k_e", "k_h"],
+           "actuator_over": _part(2.111, 2.116, time_s=9.9), "actuator_under": none_down,
+           "specimen_over": none_up, "specimen_under": none_down, "checked": "actuator_over",
+           "actual": _part(2.1015625, 2.125, time_s=4.22)}
+    lines = _script().parameter_table([row], "here").splitlines()
+    assert lines[2] == ("| rc-frame | valve_flow_gain | ×2.12 (tracking_error at 9.90 s) | none to ×0.25 | k_e, k_h | "
+                        "none to ×4 | none to ×0.25 | actuator over | ×2.12 (runs at ×2.1; tracking_error) | -0.8 % |")
+    text = DOC.read_text()
+    assert text.count("<!-- parameter-margin:begin -->") == 1 and text.count("<!-- parameter-margin:end -->") == 1
