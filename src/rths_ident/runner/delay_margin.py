@@ -18,7 +18,8 @@ numerical substructure stay as they are.
 sweep's window (the first ``window`` seconds of the record), the actuator's own stroke,
 velocity or force limit is exceeded (reported as the interlock of that quantity; the
 step-wise loop stops there), any of the test's interlocks trips
-(:class:`~rths_ident.hybrid.fast_side.interlocks.InterlockMonitor`: strokes, velocities, force, NS divergence, identifier divergence; a value that is not
+(:class:`~rths_ident.hybrid.fast_side.interlocks.InterlockMonitor`: strokes,
+velocities, force, NS divergence, identifier divergence; a value that is not
 finite trips the interlock it reaches first) or the **tracking error** — the mean
 |x_t − x_m| over the interlocks' tracking window — exceeds the margin's tracking limit:
 the test's ``tracking_error`` interlock, or, when the test declares none,
@@ -49,7 +50,8 @@ step-wise engine on the virtual site (one slow step per compiled call, its inter
 checked by the loop's monitor as in a real test, the safe stop on a trip) with the same
 stage at a fixed τ, or given the changed parameters (``VirtualSite.with_params``, the
 discretisation from SciPy's ``expm``), bisected between the nominal value and the
-sweep's end — what a lab would find by trial on the rig, with no batch and no twin. tests/runner/test_delay_margin.py and docs/scripts/delay_margin_table.py
+sweep's end — what a lab would find by trial on the rig, with no batch and no twin.
+tests/runner/test_delay_margin.py and docs/scripts/delay_margin_table.py
 compare the two.
 """
 
