@@ -13,7 +13,8 @@ users to check exactly these:
 
 from __future__ import annotations
 
-__all__ = ["NEAR_FRACTION", "calibration_warnings", "stop_reason", "warning_lines"]
+__all__ = ["NEAR_FRACTION", "bound_warnings", "calibration_warnings", "holdout_warnings", "stop_reason",
+           "stopped_early_warnings", "warning_lines"]
 
 #: a gain within this fraction of its box's width from a bound is "on the bound"
 NEAR_FRACTION = 0.005
@@ -42,6 +43,14 @@ def calibration_warnings(result: dict, iterations_done: int | None = None, messa
     """The warnings of a calibration ``result`` (the dict of
     :func:`rths_ident.calibration.study.calibrate`; ``iterations_done``/``message``: what
     its search reported)."""
+    warnings = bound_warnings(result)
+    warnings += holdout_warnings(result)
+    warnings += stopped_early_warnings(result, iterations_done, message)
+    return warnings
+
+
+def bound_warnings(result: dict) -> list[dict]:
+    """``gain_at_bound`` for each of ``result["gains"]`` near a bound of ``result["gain_bounds"]``."""
     warnings = []
     for name, value in result["gains"].items():
         low, high = result["gain_bounds"][name]
@@ -50,6 +59,12 @@ def calibration_warnings(result: dict, iterations_done: int | None = None, messa
             if distance <= NEAR_FRACTION:
                 warnings.append({"code": "gain_at_bound", "gain": name, "side": side, "value": value,
                                  "bound": bound, "unit": result["gain_units"][name]})
+    return warnings
+
+
+def holdout_warnings(result: dict) -> list[dict]:
+    """``holdout_worse``: the held-out sample's J2 (``J2_before`` → ``J2_after``) got worse."""
+    warnings = []
     before, after = result["J2_before"], result["J2_after"]
     for statistic in ("max", "mean"):
         if after[statistic] > before[statistic]:
@@ -58,6 +73,12 @@ def calibration_warnings(result: dict, iterations_done: int | None = None, messa
     if after["failed"] > before["failed"]:
         warnings.append({"code": "holdout_worse", "statistic": "failed", "before": before["failed"],
                          "after": after["failed"]})
+    return warnings
+
+
+def stopped_early_warnings(result: dict, iterations_done: int | None, message: str) -> list[dict]:
+    """``stopped_early``: the search ran fewer of ``result["iterations"]`` than asked, not by the operator."""
+    warnings = []
     asked = result["iterations"]
     if not result.get("interrupted") and iterations_done is not None and iterations_done < asked:
         warnings.append({"code": "stopped_early", "iterations_done": iterations_done, "iterations": asked,
@@ -77,6 +98,9 @@ def warning_lines(warnings: list[dict]) -> list[str]:
             unit = "" if w["statistic"] == "failed" else " %"
             lines.append(f"  warning: held-out {what} got worse after calibration: {w['before']:.4g}{unit} → "
                          f"{w['after']:.4g}{unit} (the gains do not carry over to unseen specimens there)")
+        elif w["code"] == "worse_than_start":
+            lines.append(f"  warning: the best gains' J2 {w['after']:.4g} % is above the start's {w['before']:.4g} % "
+                         "when run again (the search's runs and this one differ)")
         elif w["code"] == "stopped_early":
             lines.append(f"  warning: the search stopped after {w['iterations_done']} of {w['iterations']} "
                          f"iterations: {w['reason']} (optimiser: {w['message']})")

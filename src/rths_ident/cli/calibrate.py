@@ -1,6 +1,7 @@
-"""``rths-ident calibrate``: calibrate a compensator's gains over a Latin hypercube of SDOF
-specimens behind the shipped Carrion–Spencer actuator (seed 003 §2.3;
-:mod:`rths_ident.calibration`; docs/calibration.md)."""
+"""``rths-ident calibrate``: calibrate a compensator's gains — ``calibrate KIND`` over a
+Latin hypercube of SDOF specimens behind the shipped Carrion–Spencer actuator (seed 003
+§2.3; :mod:`rths_ident.calibration`), ``calibrate FILE.toml|SCENARIO`` on that test's own
+virtual twin (:mod:`rths_ident.scenarios.gain_calibration`); docs/calibration.md."""
 
 from __future__ import annotations
 
@@ -66,18 +67,22 @@ def _calibrate(args: argparse.Namespace) -> int:
     from rths_ident.runner.events import EventStream  # noqa: PLC0415
     from rths_ident.runner.terminal import TerminalView  # noqa: PLC0415
 
+    if args.compensator not in COMPENSATORS:
+        return _calibrate_test(args)
     # every output path checked before the work (as run/fit do)
     plots = check_output_folder("--plots", args.plots) if args.plots else None
     json_path = check_output_file("--json", args.json, will_exist=plots) if args.json else None
-    settings = StudySettings(record=args.record, start=args.start, duration=args.duration,
-                             fast_rate=args.fast_rate, slow_rate=args.slow_rate,
+    defaults = StudySettings()
+    settings = StudySettings(*(defaults._asdict()[name] if getattr(args, name, None) is None else getattr(args, name)
+                               for name in ("record", "start", "duration", "fast_rate", "slow_rate")),
                              sensor_noise=not args.ideal_sensors)
     start = _start_gains(args)
     events = EventStream(TerminalView(quiet=args.quiet))
     progress = events.iterations_callback(args.iterations, f"calibrate {args.compensator}", "best mean J2 [%]")
     interrupted = None
     try:
-        result = calibrate(args.compensator, n_specimens=args.specimens, n_holdout=args.holdout,
+        result = calibrate(args.compensator, n_specimens=64 if args.specimens is None else args.specimens,
+                           n_holdout=args.holdout,
                            method=args.method, iterations=args.iterations, population=args.population,
                            seed=args.seed, settings=settings, start=start, progress=progress,
                            bounds=parse_bounds(args.bounds))
@@ -100,6 +105,66 @@ def _calibrate(args: argparse.Namespace) -> int:
         print(f"rths-ident: calibration stopped by the operator (Ctrl-C) after {result['iterations_done']} of "
               f"{args.iterations} iterations: the best gains so far are above{kept}", file=sys.stderr)
         return EXIT_INTERRUPTED
+    return 0
+
+
+#: options that only the SDOF study (``calibrate KIND``) reads: (attribute, option)
+_SDOF_ONLY = (("specimens", "--specimens"), ("holdout", "--holdout"), ("record", "--record"), ("start", "--start"),
+              ("fast_rate", "--fast-rate"), ("slow_rate", "--slow-rate"), ("ideal_sensors", "--ideal-sensors"),
+              ("start_gains", "--start-gains"), ("resume", "--resume"), ("plots", "--plots"))
+
+
+def twin_report(result: dict) -> str:
+    """The human-readable summary of a test's calibration on its virtual twin."""
+    shortened = "" if result["duration"] is None else f", its first {result['duration']:g} s"
+    lines = [f"{result['compensator']} gains of {result['test']} ({result['kind']}{shortened}) calibrated by "
+             f"{result['method']} on its virtual twin ({result['iterations']} iterations, {result['evaluations']} "
+             f"runs{', batched' if result['batched'] else ', run by run'}); objective: {result['objective']}",
+             f"  {'gain':13s} {'calibrated':>12s} {'start':>12s}  unit  [bounds]"]
+    for name, value in result["gains"].items():
+        lo, hi = result["gain_bounds"][name]
+        lines.append(f"  {name:13s} {value:12.5g} {result['start_gains'][name]:12.5g}  {result['gain_units'][name]}"
+                     f"  [{lo:g}, {hi:g}]")
+    lines += [f"  J2: start {result['J2_start']:.6g} % → best {result['J2_best']:.6g} % (each run as rths-ident run "
+              f"runs it; the best in the search's batch: {result['J2_best_in_search']:.6g} %)",
+              f"  wall {result['wall_s']:.1f} s (search {result['search_s']:.1f} s)"]
+    lines += warning_lines(result.get("warnings", []))
+    lines += ["  the gains as test-file lines (paste them into its [compensation] table):",
+              "    [compensation]", f"    kind = {plain_value(result['compensator'])}"]
+    lines += [f"    {name} = {plain_value(float(value))}" for name, value in result["gains"].items()]
+    return "\n".join(lines)
+
+
+def _calibrate_test(args: argparse.Namespace) -> int:
+    """``calibrate FILE.toml|SCENARIO``: the test's gains on its virtual twin."""
+    from rths_ident.errors import ParameterError  # noqa: PLC0415
+    from rths_ident.output_paths import check_output_file  # noqa: PLC0415
+    from rths_ident.runner.events import EventStream  # noqa: PLC0415
+    from rths_ident.runner.terminal import TerminalView  # noqa: PLC0415
+    from rths_ident.scenarios.gain_calibration import calibrate_test  # noqa: PLC0415
+
+    from pathlib import Path  # noqa: PLC0415
+
+    from rths_ident.scenarios.kinds import SHIPPED_TESTS  # noqa: PLC0415
+
+    if args.compensator not in SHIPPED_TESTS and not Path(args.compensator).exists():
+        raise ParameterError(f"calibrate {args.compensator}: expected a compensator ({', '.join(COMPENSATORS)}), a "
+                             f"shipped test ({', '.join(SHIPPED_TESTS)}) or a test file (FILE.toml, RECORD.h5)")
+    for attribute, option in _SDOF_ONLY:
+        if getattr(args, attribute, None) not in (None, False):
+            raise ParameterError(f"{option}: only for calibrate {'|'.join(COMPENSATORS)} (SDOF specimens); "
+                                 f"calibrate {args.compensator} runs the test as its file declares it")
+    json_path = check_output_file("--json", args.json) if args.json else None
+    events = EventStream(TerminalView(quiet=args.quiet))
+    progress = events.iterations_callback(args.iterations, f"calibrate {args.compensator}", "best J2 [%]")
+    result = calibrate_test(args.compensator, method=args.method, iterations=args.iterations,
+                            population=args.population, seed=args.seed, duration=args.duration,
+                            bounds=parse_bounds(args.bounds), progress=progress)
+    print(twin_report(result))
+    if json_path is not None:
+        with open(json_path, "w") as f:
+            json.dump(_json_ready(result), f, indent=1)
+        print(f"calibration → {json_path}")
     return 0
 
 
@@ -157,16 +222,22 @@ def add_calibrate_command(subparsers: argparse._SubParsersAction) -> None:
                     f"gradients through the compiled loop. By default a {defaults.duration:g} s window of the "
                     "record (the strong motion of El Centro) keeps the study to minutes; --duration 30 for all "
                     "of it.")
-    parser.add_argument("compensator", choices=COMPENSATORS)
-    parser.add_argument("--specimens", type=int, default=64, help="calibration sample size (default 64)")
+    parser.add_argument("compensator", metavar="KIND|TEST",
+                        help=f"a compensator ({', '.join(COMPENSATORS)}): calibrate over SDOF specimens; or a test "
+                             "(a shipped frame test such as rc-frame, FILE.toml, RECORD.h5): tune its [compensation] "
+                             "gains on its own virtual twin, the objective its tracking J2")
+    parser.add_argument("--specimens", type=int, default=None, help="calibration sample size (default 64; KIND only)")
     parser.add_argument("--holdout", type=int, default=None, help="held-out sample size (default: --specimens)")
-    parser.add_argument("--record", default=defaults.record)
-    parser.add_argument("--start", type=float, default=defaults.start, help="s: window start in the record")
-    parser.add_argument("--duration", type=float, default=defaults.duration, help="s: window length")
-    parser.add_argument("--fast-rate", type=float, default=defaults.fast_rate, help="Hz")
-    parser.add_argument("--slow-rate", type=float, default=defaults.slow_rate, help="Hz")
+    parser.add_argument("--record", default=None, help=f"KIND only (default {defaults.record})")
+    parser.add_argument("--start", type=float, default=None,
+                        help=f"s: window start in the record (KIND only; default {defaults.start:g})")
+    parser.add_argument("--duration", type=float, default=None,
+                        help=f"s: window length (KIND: default {defaults.duration:g}; TEST: the first DURATION s of "
+                             "its record, default the test as declared)")
+    parser.add_argument("--fast-rate", type=float, default=None, help=f"Hz (KIND only; default {defaults.fast_rate:g})")
+    parser.add_argument("--slow-rate", type=float, default=None, help=f"Hz (KIND only; default {defaults.slow_rate:g})")
     parser.add_argument("--ideal-sensors", action="store_true", help="no sensor noise (default: the thesis' noise)")
-    parser.add_argument("--method", choices=METHODS, default="pso")
+    parser.add_argument("--method", choices=METHODS, default="pso", help="gradient: KIND only")
     parser.add_argument("--iterations", type=int, default=30)
     parser.add_argument("--population", type=int, default=8, help="candidates per batch (pso, de)")
     parser.add_argument("--seed", type=int, default=0)
