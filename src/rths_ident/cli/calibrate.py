@@ -73,9 +73,9 @@ def _calibrate(args: argparse.Namespace) -> int:
     plots = check_output_folder("--plots", args.plots) if args.plots else None
     json_path = check_output_file("--json", args.json, will_exist=plots) if args.json else None
     defaults = StudySettings()
-    settings = StudySettings(*(defaults._asdict()[name] if getattr(args, name, None) is None else getattr(args, name)
-                               for name in ("record", "start", "duration", "fast_rate", "slow_rate")),
-                             sensor_noise=not args.ideal_sensors)
+    given = {name: getattr(args, name) for name in ("record", "start", "duration", "fast_rate", "slow_rate")
+             if getattr(args, name) is not None}
+    settings = defaults._replace(**given, sensor_noise=not args.ideal_sensors)
     start = _start_gains(args)
     events = EventStream(TerminalView(quiet=args.quiet))
     progress = events.iterations_callback(args.iterations, f"calibrate {args.compensator}", "best mean J2 [%]")
