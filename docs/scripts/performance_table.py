@@ -116,6 +116,10 @@ def rows(bench: dict[str, Any]) -> list[Row]:
                        c["study_wall_s"], None, "s"))
         for kind, b in c.get("population_batch", {}).items():
             out.append(Row(f"calibrate: one population batch, {kind}", b["wall_s"], b["wall_median_s"], "s"))
+    for c in bench.get("fit", {}).get("cases", []):
+        label = f"fit --dataset {c['test']} --model {c['model']} ({bench['fit']['method']}, defaults)"
+        out.append(Row(f"{label}, first call (compiles)", c["first_s"], None, "s"))
+        out.append(Row(f"{label}, {c['repeats']} compiled repeats", c["wall_min_s"], c["wall_median_s"], "s"))
     return out
 
 

@@ -88,3 +88,14 @@ def test_main_replaces_only_what_lies_between_the_markers(tmp_path):
 def test_a_page_without_its_two_markers_in_order_is_refused(text):
     with pytest.raises(ValueError, match="bench table start"):
         _script().replace_table(text, "| table |\n")
+
+
+def test_the_fit_figures_give_the_first_call_and_the_compiled_repeats_per_case():
+    """``bench --only fit``: two rows per case (the figures written out by hand)."""
+    bench = {"machine": BENCH["machine"], "fit": {"method": "nls", "options": {}, "cases": [
+        {"test": "gill", "model": "asymmetric-boucwen", "repeats": 2, "first_s": 41.26, "wall_min_s": 18.04,
+         "wall_median_s": 19.96}]}}
+    assert _script().rows(bench) == [
+        ("fit --dataset gill --model asymmetric-boucwen (nls, defaults), first call (compiles)", 41.26, None, "s"),
+        ("fit --dataset gill --model asymmetric-boucwen (nls, defaults), 2 compiled repeats", 18.04, 19.96, "s")]
+    assert "| 41.3 | — | s |" in _script().render(bench)

@@ -7,6 +7,22 @@ from pathlib import Path
 
 import numpy as np
 
+#: how the figures name the compensators and the search methods (the sources' spelling)
+COMPENSATOR_NAMES = {"amb": "AMB", "damb": "dAMB", "polynomial": "polynomial"}
+METHOD_NAMES = {"pso": "PSO", "de": "DE", "gradient": "L-BFGS-B"}
+
+
+def title(result: dict) -> str:
+    """What the figure says it shows, e.g. 'AMB calibrated by PSO'."""
+    compensator, method = result["compensator"], result["method"]
+    return f"{COMPENSATOR_NAMES.get(compensator, compensator)} calibrated by {METHOD_NAMES.get(method, method)}"
+
+
+def start_label(result: dict) -> str:
+    """The legend's name for the gains the search started from."""
+    same = result.get("start_gains") is not None and result.get("start_gains") == result.get("source_gains")
+    return "start (sources' gains)" if same else "start"
+
 
 def plot_study(result: dict, out_dir) -> list[Path]:
     """One PNG (three panels) in ``out_dir`` (created if missing; its parent must exist);
@@ -24,7 +40,7 @@ def plot_study(result: dict, out_dir) -> list[Path]:
     finite = np.concatenate([before[np.isfinite(before)], after[np.isfinite(after)]])
     edges = np.linspace(0.0, float(np.max(finite)) * 1.05 if finite.size else 1.0, 25)
     ax = axes[0]
-    ax.hist(np.where(np.isfinite(before), before, edges[-1]), bins=edges, alpha=0.6, label="start (sources' gains)")
+    ax.hist(np.where(np.isfinite(before), before, edges[-1]), bins=edges, alpha=0.6, label=start_label(result))
     ax.hist(np.where(np.isfinite(after), after, edges[-1]), bins=edges, alpha=0.6, label="calibrated")
     ax.set_xlabel("J2 [%] (held-out specimens; failed runs in the last bin)")
     ax.set_ylabel("specimens")
@@ -42,7 +58,7 @@ def plot_study(result: dict, out_dir) -> list[Path]:
     ax.set_ylabel("best mean J2 on the calibration sample [%]")
     for ax in axes:
         ax.grid(alpha=0.3)
-    fig.suptitle(f"{result['compensator']} calibrated by {result['method']}: held-out mean J2 "
+    fig.suptitle(f"{title(result)}: held-out mean J2 "
                  f"{result['J2_before']['mean']:.4g} → {result['J2_after']['mean']:.4g} %, "
                  f"max {result['J2_before']['max']:.4g} → {result['J2_after']['max']:.4g} %")
     fig.tight_layout()

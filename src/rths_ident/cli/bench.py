@@ -6,13 +6,14 @@ Never asserted in tests (CONTRIBUTING.md): these are measurements for people.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 from pathlib import Path
 
 from rths_ident.cli.common_options import add_json_option
 
 #: the figures ``--only`` picks from (all by default)
-FIGURES = ("engines", "batch", "components", "ukf", "opensees", "realtime", "calibrate", "margin")
+FIGURES = ("engines", "batch", "components", "ukf", "opensees", "realtime", "calibrate", "margin", "fit")
 
 
 def machine() -> dict:
@@ -50,7 +51,7 @@ def _check_before_work(args: argparse.Namespace, which: set[str]) -> Path | None
     from rths_ident.errors import ParameterError  # noqa: PLC0415
     from rths_ident.output_paths import check_output_file  # noqa: PLC0415
 
-    if args.repeats < 1:
+    if args.repeats is not None and args.repeats < 1:
         raise ParameterError(f"--repeats = {args.repeats}: expected an integer ≥ 1")
     if args.slow_rates and not all(0 < rate <= 10_000 for rate in args.slow_rates):
         raise ParameterError(f"--slow-rates = {' '.join(f'{r:g}' for r in args.slow_rates)}: expected rates in "
@@ -69,6 +70,8 @@ def _bench(args: argparse.Namespace) -> int:
     quick = args.quick
     which = set(args.only or FIGURES)
     json_path = _check_before_work(args, which)
+    fit_repeats = 2 if args.repeats is None else args.repeats  # a fit takes tens of seconds: fewer by default
+    args.repeats = 3 if args.repeats is None else args.repeats
     results: dict = {"machine": machine()}
     m = results["machine"]
     print(f"machine: {m['cpu']}, {m['cores']} cores; Python {m['python']}, JAX {m['jax']}, jaxlib {m['jaxlib']}, "
@@ -161,6 +164,13 @@ def _bench(args: argparse.Namespace) -> int:
         r = delay_margin.run(repeats=1 if quick else args.repeats, duration=2.0 if quick else None)
         results["delay_margin"] = r
         print("\n".join(delay_margin.report(r)))
+    if "fit" in which:
+        from rths_ident.speed import fit  # noqa: PLC0415
+
+        print(fit.report({"options": fit.COMMAND_DEFAULTS, "cases": []})[0], flush=True)
+        each = functools.partial(print, flush=True)  # a case takes minutes: its line as soon as it is measured
+        results["fit"] = (fit.run(tests=("kunnath",), auto_test=None, repeats=1, each=each) if quick
+                          else fit.run(repeats=fit_repeats, each=each))
     if json_path is not None:
         json_path.write_text(json.dumps(results, indent=2))
         print(f"results → {json_path}")
@@ -173,8 +183,9 @@ def add_bench_command(subparsers: argparse._SubParsersAction) -> None:
                                    description="Speed of rths_ident measured side by side in one run.")
     parser.add_argument("--only", nargs="+", choices=FIGURES, default=None, help="these figures only (default: all)")
     parser.add_argument("--quick", action="store_true", help="short records and few repeats (smoke test)")
-    parser.add_argument("--repeats", type=int, default=3,
-                        help="timed runs of each figure (min and median are printed; default 3)")
+    parser.add_argument("--repeats", type=int, default=None,
+                        help="timed runs of each figure (min and median are printed; default 3, "
+                        "fit: 2 after its first call)")
     parser.add_argument("--slow-rates", nargs="+", type=float, metavar="HZ", default=None,
                         help="realtime: also pace each case at these slow rates (e.g. 50 256 512 1024; the fast "
                              "rate is the smallest whole multiple ≥ 4 kHz) — the largest rate this machine holds")
