@@ -27,19 +27,35 @@ The call runs as a single XLA kernel: the body is wrapped in a ``while`` loop of
 that XLA cannot count, so its small-loop pass (:mod:`rths_ident.small_loop_kernels`)
 emits it whole, instead of one kernel per fused operation (on rc-frame's fast chunk at
 4096/1024 Hz: 160 kernels, about three quarters of the call's time).
+
+The program is compiled without XLA's loop-invariant code motion
+(:data:`COMPILER_OPTIONS`): that pass lifts whatever the body computes from literals
+alone (iotas, constant index vectors, the random generator's counters) out of the loop,
+each as a kernel of its own before it — 13 on lugre-frame's site call — and XLA:CPU runs
+a program of more than 8 kernels (with buffers over 512 bytes) *concurrently*, handing
+kernels to its worker threads (``tf_XLAEigen``) and waiting for them, at tens of µs per
+call on a loaded 2-core machine. Without the pass the call is its copies, two small
+fusions and the loop (:func:`entry_kernels`), which XLA runs on the calling thread.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["PackedLayout", "PackedProgram"]
+__all__ = ["PackedLayout", "PackedProgram", "entry_kernels", "COMPILER_OPTIONS", "SEQUENTIAL_KERNELS"]
 
 _ALIGN = 8  # bytes: every leaf starts at a multiple of this (aligned NumPy views)
+#: XLA's options for a packed program (module doc): no loop-invariant code motion, so the
+#: call stays a handful of kernels that XLA:CPU runs in sequence on the calling thread
+COMPILER_OPTIONS = {"xla_disable_hlo_passes": "while-loop-invariant-code-motion"}
+#: XLA:CPU runs a program of at most this many kernels (thunks) in sequence on the calling
+#: thread (ThunkExecutor's ``execute_sequential_num_thunks_threshold``), more concurrently
+SEQUENTIAL_KERNELS = 8
 _COMPILED: dict = {}  # PackedProgram's compilations by (cache_key, layouts' signatures, inputs)
 
 
@@ -244,6 +260,13 @@ class PackedProgram:
         self._carry = jax.device_put(carry_layout.pack_numpy(carry))
         self._leaf_specs = tuple(zip(outputs_layout.shapes, outputs_layout.dtypes, outputs_layout.offsets))
         self._unflatten = outputs_layout.treedef.unflatten
+        # each output leaf as a slice of the result viewed as its dtype (a slice costs a
+        # fraction of a new ndarray over the buffer): (view index, start, stop, shape or None)
+        self._view_dtypes = tuple(dict.fromkeys(outputs_layout.dtypes))
+        self._slices = tuple(
+            (self._view_dtypes.index(dtype), offset // dtype.itemsize,
+             offset // dtype.itemsize + int(np.prod(shape, dtype=np.int64)), None if len(shape) == 1 else shape)
+            for shape, dtype, offset in self._leaf_specs)
 
     @staticmethod
     def _compile(fn, constants, carry, constants_layout, carry_layout, n_user, one_kernel):
@@ -280,7 +303,8 @@ class PackedProgram:
         byte_vector = lambda layout: jax.ShapeDtypeStruct((layout.nbytes,), jnp.uint8)  # noqa: E731
         call_inputs = jax.ShapeDtypeStruct((n_user + 1,), jnp.float64)
         compiled = jax.jit(packed).lower(
-            byte_vector(constants_layout), byte_vector(carry_layout), call_inputs).compile()
+            byte_vector(constants_layout), byte_vector(carry_layout), call_inputs).compile(
+            compiler_options=dict(COMPILER_OPTIONS) if one_kernel else None)
         return compiled, outputs_layout
 
     def __call__(self):
@@ -289,8 +313,9 @@ class PackedProgram:
         the next call returns a new one)."""
         self._carry, outputs = self._compiled(self._constants, self._carry, self._call_inputs)
         buffer = np.asarray(outputs)
-        return self._unflatten([np.ndarray(shape, dtype, buffer=buffer, offset=offset)
-                                for shape, dtype, offset in self._leaf_specs])
+        views = [buffer.view(dtype) for dtype in self._view_dtypes]
+        return self._unflatten([views[i][start:stop] if shape is None else views[i][start:stop].reshape(shape)
+                                for i, start, stop, shape in self._slices])
 
     @property
     def carry(self):
@@ -339,3 +364,22 @@ class PackedProgram:
         other.inputs = other._call_inputs[:self.inputs.shape[0]]
         other.carry = tree
         return other
+
+
+_ENTRY_OP = re.compile(r"^\s*(?:ROOT )?%[\w.\-]+ = .*? ([a-z][\w\-]*)\(")
+#: HLO instructions of a program's entry that are no kernel of their own (no thunk)
+_NOT_KERNELS = frozenset({"parameter", "constant", "tuple", "get-tuple-element", "bitcast"})
+
+
+def entry_kernels(hlo_text: str) -> list[str]:
+    """The kernels (XLA:CPU thunks) a compiled program's entry runs, by HLO opcode, from
+    its text (``compiled.as_text()``): what decides whether XLA runs the call on the
+    calling thread (at most :data:`SEQUENTIAL_KERNELS`) or hands kernels to its workers."""
+    entry = hlo_text[hlo_text.index("\nENTRY ") + 1:]
+    entry = entry[:entry.index("\n}")]
+    kernels = []
+    for line in entry.splitlines()[1:]:
+        found = _ENTRY_OP.match(line)
+        if found and found.group(1) not in _NOT_KERNELS:
+            kernels.append(found.group(1))
+    return kernels

@@ -2,6 +2,8 @@
 counts), what the terminal shows of it, and the paced runs wired through the real loop
 (no speed is asserted: figures come from the bench itself)."""
 
+import socket
+
 import numpy as np
 import pytest
 
@@ -66,8 +68,8 @@ def test_the_terminal_shows_the_latency_and_every_runs_misses():
 
 @pytest.mark.slow
 def test_paced_runs_go_through_the_pacer_of_a_real_run():
-    cfg, test, variant = realtime_loop._build("rc-frame native", duration=0.1, padding=0.05)
-    paced = realtime_loop.paced_runs(cfg, test, variant, repeats=2)
+    with realtime_loop._built("rc-frame native", duration=0.1, padding=0.05) as (cfg, test, variant):
+        paced = realtime_loop.paced_runs(cfg, test, variant, repeats=2)
     n = len(test.ground_accel)
     assert paced["steps_per_run"] == n  # the whole record, padding included
     assert paced["startup_steps"] == int(round(0.05 * 1024))
@@ -94,10 +96,36 @@ def test_the_rate_table_shows_each_rate_and_each_runs_misses():
     run = realtime_loop.missed_deadlines(_fake_run(np.array([0.2, 0.2, 0.2, 2.5, 0.2]) / 1024, startup=2))
     figures = {"slow_step_us": 976.5625, "fast_rate_hz": 4096.0, "latency_us": {"median": 300.0, "p99": 500.0,
                                                                                   "max": 2441.4},
+               "ns_us": {"p99": 61.5},
                "runs": [run, {**run, "missed_after_startup": 0}], "runs_without_a_miss_after_startup": 1}
-    lines = realtime_loop.rate_table_lines({"rc-frame native": {"1024": figures, "50": {"skipped": "no"}}})
-    assert "1024/4096" in lines[2] and lines[2].rstrip().endswith("2, 0 (1 of 2 runs without a miss)")
+    served = {**figures, "wire_us": {"p99": 123.4}}
+    lines = realtime_loop.rate_table_lines({"rc-frame native": {"1024": figures, "50": {"skipped": "no"}},
+                                            "rc-frame opensees-tcp": {"1024": served}})
+    assert "1024/4096" in lines[2] and lines[2].rstrip().endswith("61.5  2, 0 (1 of 2 runs without a miss)")
     assert "skipped (no)" in lines[3]
+    assert lines[4].rstrip().endswith("(1 of 2 runs without a miss; wire p99 123.4)")
+
+
+def test_rc_frame_runs_the_predictor_corrector_below_a_ratio_of_8():
+    assert [realtime_loop.rc_frame_transition({"slow_rate": s, "fast_rate": realtime_loop.fast_rate_for(s)})
+            for s in (50, 256, 512, 1024)] == ["ddmrt", "ddmrt", "ddmrt", "predictor-corrector"]
+
+
+@pytest.mark.slow
+def test_the_served_substructure_is_paced_and_its_server_stopped():
+    """The TCP case: a serve-ns child process started for the case, the paced runs
+    through it, the wire's share per step, and the server gone after the ``with``."""
+    pytest.importorskip("openseespy")
+    with realtime_loop._built(realtime_loop.TCP_CASE, duration=0.1, padding=0.05) as (cfg, test, variant):
+        host, port = cfg.ns_address.split(":")
+        assert host == "127.0.0.1"
+        paced = realtime_loop.paced_runs(cfg, test, variant, repeats=1)
+        wire = realtime_loop.wire_round_trip(cfg, test, repeats=1)
+    assert paced["steps_per_run"] == len(test.ground_accel)
+    assert paced["ns_us"]["min"] > 0
+    assert wire["wire_us"]["max"] >= wire["wire_us"]["p99"] >= wire["wire_us"]["median"]
+    with pytest.raises(OSError):  # nobody listens there any more
+        socket.create_connection((host, int(port)), timeout=2.0).close()
 
 
 def test_bench_refuses_a_rate_out_of_range_in_one_line(capsys):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import os
 from pathlib import Path
 
 from rths_ident.cli.common_options import add_json_option
@@ -148,6 +149,7 @@ def _bench(args: argparse.Namespace) -> int:
             table = realtime_loop.rate_table(args.slow_rates, repeats=1 if quick else args.repeats,
                                              duration=1.0 if quick else 4.0, padding=0.25 if quick else 1.0)
             results["realtime_loop"]["by_slow_rate"] = table
+            results["realtime_loop"]["load_average"]["after"] = list(os.getloadavg())  # after the table too
             print("\n".join(realtime_loop.rate_table_lines(table)))
     if "calibrate" in which:
         from rths_ident.speed import calibration  # noqa: PLC0415

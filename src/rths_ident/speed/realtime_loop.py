@@ -2,8 +2,10 @@
 (``rths-ident bench --only realtime``).
 
 At 1024 Hz a slow step has 0.98 ms. For each case — rc-frame at 1024/4096 Hz with the
-native substructure and with the OpenSeesPy frame in process, lugre-frame at 1024/4096 Hz
-with its RLS identifier and model updating — this measures, after compilation:
+native substructure, with the OpenSeesPy frame in process, and with that frame served by
+a ``rths-ident serve ns`` child process on 127.0.0.1 (started for the case and stopped
+after it), lugre-frame at 1024/4096 Hz with its RLS identifier and model updating — this
+measures, after compilation:
 
 * **the paced loop**, as ``rths-ident run --realtime`` runs it: the host's real-time
   settings (:class:`~rths_ident.hybrid.loop.realtime_host.RealTimeHost`), a second of its
@@ -20,12 +22,19 @@ with its RLS identifier and model updating — this measures, after compilation:
   per slow step; the site is told its targets' arrival as in a paced run);
 * **the loop's own parts**, each over the record's steps on the run's own data: the
   model-updating hook, copying the step's logs into their preallocated columns, the
-  actuator-limit check, the pacer's bookkeeping, the per-step call of the test record
+  actuator-limit check, the interlocks (the site's log, the estimate, the substructure's
+  target and response, the watchdog), the pacer's bookkeeping, the per-step call of the test record
   (its writer thread's time per step, off the loop's thread, is given beside), and a
   step event delivered to one subscriber (what a watcher costs the loop);
+* over TCP, **the wire's own round trip**: each step through the server minus the same
+  step of the same frame in this process (:func:`wire_round_trip`), instead of the
+  loop's parts (those of the in-process case);
 * **the arithmetic** of the fast chunk: the fused engine's cost per fast step on the
   same test (its whole record in one compiled call) × the rate ratio, against the virtual
   site's call per slow step.
+
+rc-frame runs its default DDMRT down to a rate ratio of 8 and the predictor–corrector
+below (:func:`rc_frame_transition`).
 
 Figures are per slow step over the steps of ``repeats`` runs (the median is the
 machine's speed, the tail its load), in µs.
@@ -33,23 +42,33 @@ machine's speed, the tail its load), in µs.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import math
+import os
 import statistics
 import tempfile
 import time
 from pathlib import Path
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 #: the coordination (slow) and the fast side's rates [Hz]
 RATES = {"slow_rate": 1024.0, "fast_rate": 4096.0}
 #: what each case is: the scenario, its numerical substructure, its loop variant
-CASES = ("rc-frame native", "rc-frame opensees", "lugre-frame rls")
+CASES = ("rc-frame native", "rc-frame opensees", "rc-frame opensees-tcp", "lugre-frame rls")
+#: the case whose substructure is a ``rths-ident serve ns`` child process on loopback
+TCP_CASE = "rc-frame opensees-tcp"
+#: what :func:`raise_server` got for the server at each address (said beside its figures)
+SERVER_SETTINGS: dict[str, str] = {}
 #: the fast side runs at least this rate [Hz] (the seeds' 4 kHz controllers), a whole multiple of the slow rate
 MIN_FAST_RATE_HZ = 4000.0
+#: below this rate ratio rc-frame runs the predictor–corrector instead of its default DDMRT:
+#: at 1024/4096 Hz (ratio 4) DDMRT with dAMB drives the command past the command-velocity
+#: interlock (4.56 m/s against 4.5 m/s at t = 3.37 s of El Centro), the predictor–corrector
+#: tracks (J2 1.22 %)
+SMALL_RATIO = 8
 
 
 def fast_rate_for(slow_rate: float) -> float:
@@ -114,20 +133,96 @@ def _per_step(fn, n: int, repeats: int) -> dict:
     return _us(times)
 
 
-def _build(case: str, duration: float, padding: float, rates: dict = RATES):
-    from rths_ident.scenarios import lugre_frame, rc_frame  # noqa: PLC0415
+def rc_frame_transition(rates: dict) -> str:
+    """The rate transition the bench runs rc-frame with at ``rates``: its default DDMRT,
+    the predictor–corrector below a rate ratio of :data:`SMALL_RATIO`."""
+    ratio = round(rates["fast_rate"] / rates["slow_rate"])
+    return "predictor-corrector" if ratio < SMALL_RATIO else "ddmrt"
+
+
+@contextlib.contextmanager
+def _built(case: str, duration: float, padding: float, rates: dict = RATES):
+    """``(cfg, test, variant)`` of ``case`` at ``rates``; for :data:`TCP_CASE` a
+    ``rths-ident serve ns`` child process serves the substructure on 127.0.0.1 while the
+    ``with`` lasts (started here, stopped at its end, also on error)."""
+    from rths_ident.scenarios import lugre_frame, rc_frame, remote_ns  # noqa: PLC0415
 
     settings = dict(duration=duration, pad_seconds=padding, **rates)
+    rc_settings = dict(settings, transition=rc_frame_transition(rates))
     if case == "rc-frame native":
-        cfg = rc_frame.RCFrameConfig(**settings)
-        return cfg, rc_frame.build(cfg), "none"
-    if case == "rc-frame opensees":
-        cfg = rc_frame.RCFrameConfig(ns="opensees", **settings)
-        return cfg, rc_frame.build(cfg), "none"
-    if case == "lugre-frame rls":
+        cfg = rc_frame.RCFrameConfig(**rc_settings)
+        yield cfg, rc_frame.build(cfg), "none"
+    elif case == "rc-frame opensees":
+        cfg = rc_frame.RCFrameConfig(ns="opensees", **rc_settings)
+        yield cfg, rc_frame.build(cfg), "none"
+    elif case == TCP_CASE:
+        from rths_ident.transport.ns_server_process import NSServerProcess  # noqa: PLC0415
+
+        with NSServerProcess() as server:
+            host, port = server.address
+            served = rc_frame.RCFrameConfig(ns="opensees-tcp", ns_address=f"{host}:{port}", **rc_settings)
+            SERVER_SETTINGS[served.ns_address] = raise_server(server.process.pid)
+            with remote_ns.ns_server_for(served) as cfg:  # the server is told when the case's runs are over
+                yield cfg, rc_frame.build(cfg), "none"
+    elif case == "lugre-frame rls":
         cfg = lugre_frame.LugreFrameConfig(updating="rls", **settings)
-        return cfg, lugre_frame.build(cfg), "updating"
-    raise ValueError(f"realtime_loop: unknown case {case!r}; expected one of {', '.join(CASES)}")
+        yield cfg, lugre_frame.build(cfg), "updating"
+    else:
+        raise ValueError(f"realtime_loop: unknown case {case!r}; expected one of {', '.join(CASES)}")
+
+
+def raise_server(pid: int) -> str:
+    """The served substructure's process as a lab would run it beside a real-time loop:
+    every thread of ``pid`` at ``SCHED_FIFO`` :data:`~rths_ident.hybrid.loop.realtime_host.FIFO_PRIORITY`
+    on a CPU other than the loop's (:class:`~rths_ident.hybrid.loop.realtime_host.RealTimeHost`
+    pins the loop to the last CPU it may use). Returns what it got, refusals said (at
+    the ordinary policy on a loaded machine, each of the server's wake-ups waits for a
+    time slice: milliseconds per round trip)."""
+    from rths_ident.hybrid.loop.realtime_host import FIFO_PRIORITY  # noqa: PLC0415
+
+    if not (hasattr(os, "sched_setscheduler") and hasattr(os, "sched_getaffinity")):
+        return "server left as it is (no real-time scheduling on this system)"
+    allowed = sorted(os.sched_getaffinity(0))
+    cpu = allowed[0] if len(allowed) > 1 else None
+    notes = []
+    try:
+        threads = [int(tid) for tid in os.listdir(f"/proc/{pid}/task")]
+    except OSError:
+        threads = [pid]
+    for tid in threads:
+        try:
+            if cpu is not None:
+                os.sched_setaffinity(tid, {cpu})
+            os.sched_setscheduler(tid, os.SCHED_FIFO, os.sched_param(FIFO_PRIORITY))
+        except OSError as error:
+            notes.append(f"thread {tid}: {error.strerror}")
+    where = f"CPU {cpu}" if cpu is not None else "not pinned (one CPU)"
+    if notes:
+        return f"server SCHED_FIFO refused ({'; '.join(sorted(set(notes))[:2])}), {where}"
+    return f"server SCHED_FIFO {FIFO_PRIORITY}, {where}"
+
+
+def wire_round_trip(cfg, test, repeats: int) -> dict:
+    """The wire's own share of a served substructure's step [µs]: over the record, each
+    step's time through the server (message out, the server's OpenSees step, message
+    back) minus the same step of the same OpenSeesPy frame in this process (zero
+    feedback, the same ground acceleration; the two interleaved run by run, so both see
+    the same load): min / median / p99 / p99.9 / max of the per-step differences, and
+    the in-process step's median."""
+    import dataclasses  # noqa: PLC0415
+
+    from rths_ident.scenarios import rc_frame, remote_ns  # noqa: PLC0415
+    from rths_ident.speed.opensees_ns import _step_times  # noqa: PLC0415
+
+    record = np.concatenate([[0.0], np.asarray(test.ground_accel)])
+    local_cfg = dataclasses.replace(cfg, ns="opensees", ns_address=None)
+    wire, local = [], []
+    for _ in range(repeats):
+        in_process = _step_times(rc_frame.opensees_substructure(local_cfg, "none", record), test.ground_accel)
+        served = _step_times(remote_ns.remote_substructure(cfg, "none", record), test.ground_accel)
+        wire.append(served - in_process)
+        local.append(in_process)
+    return {"wire_us": _us(np.concatenate(wire)), "in_process_ns_us": _us(np.concatenate(local))}
 
 
 def paced_runs(cfg, test, variant: str, repeats: int) -> dict:
@@ -191,34 +286,35 @@ def _fused_us_per_fast_step(test, variant: str, repeats: int) -> float | None:
 
 def _loop_parts(cfg, test, variant: str, repeats: int) -> dict:
     """The loop's own parts, each on the run's own data (module doc)."""
-    from rths_ident.hybrid.loop.assembled import _hook, _limit_check, variant_guards, virtual_site  # noqa: PLC0415
-    from rths_ident.hybrid.loop.engine import ModelUpdater  # noqa: PLC0415
+    from rths_ident.hybrid.loop.assembled import (  # noqa: PLC0415
+        _limit_check, interlock_monitor, variant_guards, virtual_site)
+    from rths_ident.hybrid.loop.engine import GuardsUpdater  # noqa: PLC0415
     from rths_ident.hybrid.loop.model_updating import hook_init  # noqa: PLC0415
     from rths_ident.hybrid.loop.realtime import RealTimePacer  # noqa: PLC0415
     from rths_ident.hybrid.loop.step_logs import StepLogs  # noqa: PLC0415
-    from rths_ident.protocols import Estimate  # noqa: PLC0415
     from rths_ident.runner.events import EventStream  # noqa: PLC0415
     from rths_ident.runner.recording import StepRecorder, open_run_record  # noqa: PLC0415
 
     n = len(test.ground_accel)
     values = test.true_values if variant == "oracle" else test.initial_values
-    updater = ModelUpdater(_hook(test), (hook_init(values), variant_guards(test, variant)),
-                           Estimate(jnp.asarray(values, dtype=float), jnp.zeros(len(values)), jnp.asarray(False)))
+    guards, dt_slow = variant_guards(test, variant), 1.0 / test.slow_rate
+    updater = GuardsUpdater(guards, hook_init(values), dt_slow)  # as run_loop builds it
     site, ns = virtual_site(test), test.make_ns(variant)
-    readings, ns_logs = [], []
+    readings, ns_logs, ns_targets = [], [], []
     target = ns.initial_target()
     for k in range(n):  # the run's own readings, logs and estimates
         reading = site.step(target)
         readings.append(reading)
         target, ns_log = ns.step(reading.force, test.ground_accel[k])
-        ns_logs.append(ns_log)
+        ns_targets.append(np.copy(target))
+        ns_logs.append(jax.tree_util.tree_map(np.copy, ns_log))
     ns.close()
-    updater.step(readings[0].estimate, 0)
     update_logs = []
     for k in range(n):
         updater.step(readings[k].estimate, k)
-        update_logs.append(updater.log)
+        update_logs.append({key: np.copy(value) for key, value in updater.log.items()})  # the log is overwritten
     parts: dict = {}
+
     parts["hook"] = _per_step(lambda k: updater.step(readings[k].estimate, k), n, repeats)
     logs = StepLogs(n)
 
@@ -231,6 +327,19 @@ def _loop_parts(cfg, test, variant: str, repeats: int) -> dict:
     parts["logs"] = _per_step(store, n, repeats)
     check = _limit_check(test.slow_rate)
     parts["check"] = _per_step(lambda k: check(logs.row(k), k), n, repeats)
+    names = tuple(test.param_names)
+    monitors = [interlock_monitor(test)]
+
+    def interlocks(k):  # as run_stepwise checks them after each step
+        if k == 0:
+            monitors[0] = interlock_monitor(test)
+        monitor = monitors[0]
+        trip = (monitor.check_site_log(readings[k].log, k) or monitor.check_estimate(readings[k].estimate, k, names)
+                or monitor.check_ns(ns_targets[k], ns_logs[k], k) or monitor.check_deadline(0.0, k))
+        if trip is not None:
+            raise RuntimeError(f"realtime_loop: the bench's own run tripped {trip.message()}")
+
+    parts["interlocks"] = _per_step(interlocks, n, repeats)
     pacer = RealTimePacer(1e-9)  # every window already open: the bookkeeping alone
     pacer.start(n * repeats)
 
@@ -262,38 +371,51 @@ def run(repeats: int = 3, duration: float = 4.0, padding: float = 1.0, cases=CAS
     from rths_ident.hybrid.loop.assembled import run_loop  # noqa: PLC0415
 
     out: dict = {"slow_rate_hz": RATES["slow_rate"], "fast_rate_hz": RATES["fast_rate"], "duration_s": duration,
-                 "padding_s": padding, "repeats": repeats, "cases": {}}
+                 "padding_s": padding, "repeats": repeats, "cases": {},
+                 "load_average": {"before": list(os.getloadavg())}}
     for case in cases:
         try:
-            cfg, test, variant = _build(case, duration, padding)
+            with _built(case, duration, padding) as (cfg, test, variant):
+                out["cases"][case] = _case_figures(cfg, test, variant, repeats, tcp=case == TCP_CASE)
         except ImportError as error:  # OpenSeesPy missing
             out["cases"][case] = {"skipped": str(error)}
-            continue
-        run_loop(test, "stepwise", variant=variant)  # warm-up: every program compiled
-        latency, site, ns, walls = [], [], [], []
-        for _ in range(repeats):
-            timer = StepTimer()
-            _, wall = run_loop(test, "stepwise", variant=variant, pacer=timer)
-            latency += timer.latency
-            site += timer.site
-            ns += timer.ns
-            walls.append(wall / len(test.ground_accel))
-        latency, site, ns = (np.asarray(x) for x in (latency, site, ns))
-        fused = _fused_us_per_fast_step(test, variant, repeats)
-        result = {
-            "ratio": test.fast_side.ratio,
-            "paced": paced_runs(cfg, test, variant, repeats),
-            "loop_us": _us(latency), "site_us": _us(site), "ns_us": _us(ns), "own_us": _us(latency - site - ns),
-            "wall_us_per_step_median": 1e6 * statistics.median(walls),
-            "fused_us_per_fast_step": fused,
-            "parts_us": _loop_parts(cfg, test, variant, repeats),
-        }
-        if fused is not None:
-            arithmetic = fused * test.fast_side.ratio
-            result["arithmetic_us_per_slow_step"] = arithmetic
-            result["site_over_arithmetic"] = result["site_us"]["median"] / arithmetic
-        out["cases"][case] = result
+    out["load_average"]["after"] = list(os.getloadavg())
     return out
+
+
+def _case_figures(cfg, test, variant: str, repeats: int, tcp: bool) -> dict:
+    """One case of :func:`run`: paced, unpaced per part, against the arithmetic (a
+    served substructure: paced, unpaced, and the wire's own round trip)."""
+    from rths_ident.hybrid.loop.assembled import run_loop  # noqa: PLC0415
+
+    run_loop(test, "stepwise", variant=variant)  # warm-up: every program compiled
+    latency, site, ns, walls = [], [], [], []
+    for _ in range(repeats):
+        timer = StepTimer()
+        _, wall = run_loop(test, "stepwise", variant=variant, pacer=timer)
+        latency += timer.latency
+        site += timer.site
+        ns += timer.ns
+        walls.append(wall / len(test.ground_accel))
+    latency, site, ns = (np.asarray(x) for x in (latency, site, ns))
+    result = {
+        "ratio": test.fast_side.ratio,
+        "paced": paced_runs(cfg, test, variant, repeats),
+        "loop_us": _us(latency), "site_us": _us(site), "ns_us": _us(ns), "own_us": _us(latency - site - ns),
+        "wall_us_per_step_median": 1e6 * statistics.median(walls),
+    }
+    if tcp:  # the loop's parts are the in-process OpenSeesPy case's; here the wire's share
+        result.update(wire_round_trip(cfg, test, repeats))
+        result["server"] = SERVER_SETTINGS.get(cfg.ns_address, "")
+        return result
+    fused = _fused_us_per_fast_step(test, variant, repeats)
+    result["fused_us_per_fast_step"] = fused
+    result["parts_us"] = _loop_parts(cfg, test, variant, repeats)
+    if fused is not None:
+        arithmetic = fused * test.fast_side.ratio
+        result["arithmetic_us_per_slow_step"] = arithmetic
+        result["site_over_arithmetic"] = result["site_us"]["median"] / arithmetic
+    return result
 
 
 def rate_table(slow_rates, repeats: int = 3, duration: float = 4.0, padding: float = 1.0, cases=CASES) -> dict:
@@ -308,13 +430,17 @@ def rate_table(slow_rates, repeats: int = 3, duration: float = 4.0, padding: flo
         for slow in slow_rates:
             rates = {"slow_rate": float(slow), "fast_rate": fast_rate_for(float(slow))}
             try:
-                cfg, test, variant = _build(case, duration, padding, rates)
+                with _built(case, duration, padding, rates) as (cfg, test, variant):
+                    run_loop(test, "stepwise", variant=variant)  # warm-up: every program compiled
+                    figures = paced_runs(cfg, test, variant, repeats)
+                    if case == TCP_CASE:
+                        figures.update(wire_round_trip(cfg, test, 1))
+                        figures["server"] = SERVER_SETTINGS.get(cfg.ns_address, "")
             except ImportError as error:  # OpenSeesPy missing
                 table[case][f"{slow:g}"] = {"skipped": str(error)}
                 continue
-            run_loop(test, "stepwise", variant=variant)  # warm-up: every program compiled
-            figures = paced_runs(cfg, test, variant, repeats)
             figures["fast_rate_hz"] = rates["fast_rate"]
+            figures["transition"] = rc_frame_transition(rates) if case.startswith("rc-frame") else "predictor-corrector"
             table[case][f"{slow:g}"] = figures
     return table
 
@@ -322,19 +448,21 @@ def rate_table(slow_rates, repeats: int = 3, duration: float = 4.0, padding: flo
 def rate_table_lines(table: dict) -> list[str]:
     """The rate table as the terminal shows it: per case and slow rate, the latency per
     slow step and the missed deadlines after start-up of each run."""
-    lines = ["paced step-wise loop by slow rate (latency per slow step in µs; missed deadlines after start-up, "
-             "per run):",
-             f"  {'case':20s} {'slow/fast Hz':>14s} {'window':>8s} {'median':>8s} {'p99':>8s} {'max':>9s}  missed"]
+    lines = ["paced step-wise loop by slow rate (latency per slow step and the substructure's share in µs; missed "
+             "deadlines after start-up, per run; over TCP the wire's own round trip, unpaced):",
+             f"  {'case':22s} {'slow/fast Hz':>14s} {'window':>8s} {'median':>8s} {'p99':>8s} {'max':>9s} "
+             f"{'NS p99':>8s}  missed"]
     for case, by_rate in table.items():
         for rate, p in by_rate.items():
             if "skipped" in p:
-                lines.append(f"  {case:20s} {rate:>14s}  skipped ({p['skipped']})")
+                lines.append(f"  {case:22s} {rate:>14s}  skipped ({p['skipped']})")
                 continue
             lat = p["latency_us"]
             missed = ", ".join(str(run["missed_after_startup"]) for run in p["runs"])
-            lines.append(f"  {case:20s} {rate + '/' + format(p['fast_rate_hz'], 'g'):>14s} {p['slow_step_us']:8.1f} "
-                         f"{lat['median']:8.1f} {lat['p99']:8.1f} {lat['max']:9.1f}  {missed} "
-                         f"({p['runs_without_a_miss_after_startup']} of {len(p['runs'])} runs without a miss)")
+            wire = f"; wire p99 {p['wire_us']['p99']:.1f}" if "wire_us" in p else ""
+            lines.append(f"  {case:22s} {rate + '/' + format(p['fast_rate_hz'], 'g'):>14s} {p['slow_step_us']:8.1f} "
+                         f"{lat['median']:8.1f} {lat['p99']:8.1f} {lat['max']:9.1f} {p['ns_us']['p99']:8.1f}  {missed} "
+                         f"({p['runs_without_a_miss_after_startup']} of {len(p['runs'])} runs without a miss{wire})")
     return lines
 
 
@@ -376,6 +504,12 @@ def report(r: dict) -> list[str]:
             lines.append(f"    fast chunk: site call {c['site_us']['median']:.1f} µs vs the fused engine's "
                          f"{c['fused_us_per_fast_step']:.3f} µs per fast step × {c['ratio']} = "
                          f"{c['arithmetic_us_per_slow_step']:.1f} µs → {c['site_over_arithmetic']:.2f}×")
+        if "wire_us" in c:
+            wire, local = c["wire_us"], c["in_process_ns_us"]
+            lines.append(f"    {c['server']}; the wire's own round trip (served step − in-process step, per step): median "
+                         f"{wire['median']:.1f} / p99 {wire['p99']:.1f} / max {wire['max']:.1f} µs; the OpenSeesPy "
+                         f"step in process {local['median']:.1f} / p99 {local['p99']:.1f} µs")
+            continue
         parts = c["parts_us"]
         lines.append("    loop's own parts: " + ", ".join(
             f"{name} {p['median']:.1f}" for name, p in parts.items() if name != "record_writer_thread")

@@ -137,3 +137,64 @@ def test_peak_usage_is_each_quantitys_peak_over_its_limit():
     assert usage["command_stroke"]["usage"] == pytest.approx(0.005 / 0.01)
     assert usage["command_velocity"]["usage"] == pytest.approx(0.5 / 1.0)
     assert usage["tracking_error"]["peak"] == pytest.approx(0.001) and usage["tracking_error"]["usage"] == pytest.approx(0.5)
+
+
+class _NumPyOnly(InterlockMonitor):
+    """The monitor without its plain-Python screen: every step through the NumPy path."""
+
+    def _clear_site_log(self, log):
+        return False
+
+    def _estimate_clear(self, theta, covariance_ok):
+        return False
+
+
+@pytest.mark.parametrize("limits", [
+    dict(command_stroke=0.05, command_velocity=2.0, measured_stroke=0.05, measured_velocity=1.0, force=900.0,
+         ns_displacement=0.08),
+    dict(command_velocity=1.5, measured_velocity=0.8, velocity_span=0.006),  # span longer than a step
+    dict(command_stroke=0.05, tracking_error=0.002, tracking_window=0.01),
+])
+def test_the_screened_monitor_trips_as_the_numpy_path(limits):
+    """The monitor's plain-Python screen (used when nothing trips) changes nothing: over
+    random steps that sometimes cross a limit or hold a NaN/inf, each step's trip (or
+    none) and the monitor's state equal those of the NumPy path alone."""
+    rng = np.random.default_rng(3)
+    bounds = (np.array([0.5, 0.5]), np.array([5.0, 5.0]))
+    def monitors():
+        return (InterlockMonitor(Interlocks(**limits), DT_SLOW, bounds, samples_per_step=RATIO),
+                _NumPyOnly(Interlocks(**limits), DT_SLOW, bounds, samples_per_step=RATIO))
+
+    fast, slow = monitors()
+    trips = 0
+    for k in range(600):
+        t = (k * RATIO + np.arange(RATIO)) * DT
+        command = 0.045 * np.sin(2 * np.pi * 1.5 * t)
+        if rng.random() < 0.1:  # a step near the command velocity limit (2 or 1.5 m/s), either side
+            command[rng.integers(1, RATIO):] += rng.uniform(0.5, 1.5) * 1.5 * DT
+        measured = command + rng.normal(0, 1e-3, RATIO)
+        if rng.random() < 0.1:  # near the measured velocity limit
+            measured[rng.integers(1, RATIO):] += rng.uniform(0.5, 2.0) * 0.8 * 0.006
+        force = 2e4 * measured + rng.normal(0, 5, RATIO)
+        if rng.random() < 0.03:
+            [command, measured, force][rng.integers(3)][rng.integers(RATIO)] = rng.choice([np.nan, np.inf, 0.3])
+        log = _log(command=command, measured=measured, target=command, force=force)
+        theta = rng.uniform(0.3, 6.0, 2)
+        if rng.random() < 0.02:
+            theta[0] = np.nan
+        estimate = Estimate(theta, np.zeros(2), np.asarray(True), np.asarray(rng.random() > 0.02))
+        target = np.array([rng.normal(0, 0.05)]) if rng.random() > 0.01 else np.array([np.nan])
+        ns_log = {"displacement": rng.normal(0, 0.04, 3)}
+        for check in (lambda m: m.check_site_log(log, k), lambda m: m.check_estimate(estimate, k, ("a", "b")),
+                      lambda m: m.check_ns(target, ns_log, k)):
+            got, want = check(fast), check(slow)
+            assert (got is None) == (want is None), k
+            if got is not None:  # NaN values compare equal here
+                assert str(got.as_dict()) == str(want.as_dict()), k
+            trips += got is not None
+        assert fast._last_command == slow._last_command
+        np.testing.assert_array_equal(fast._measured_tail, slow._measured_tail)
+        np.testing.assert_array_equal(fast._errors, slow._errors)
+        if fast.trip is not None:  # a trip ends a test: the next steps are a new one
+            fast, slow = monitors()
+    assert trips > 20

@@ -340,3 +340,62 @@ def test_a_ctrl_c_that_surfaces_as_a_c_calls_error_is_the_operators_stop():
     with pytest.raises(OperatorStopped) as info:
         run_stepwise(_SpringSite(), Interrupted(), np.ones(20))
     assert info.value.slow_index == 3 and "brought to rest" in str(info.value)
+
+
+def _random_estimates(n: int, p: int, seed: int = 7):
+    """Estimates that exercise every guard: NaN, ±inf, out of bounds, too uncertain,
+    NaN/inf relative std, converged or not."""
+    from rths_ident.protocols import Estimate  # noqa: PLC0415
+
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        theta = rng.uniform(0.0, 12.0, p)
+        rel = rng.uniform(0.0, 0.2, p)
+        kind = rng.integers(0, 8)
+        if kind == 0:
+            theta[rng.integers(p)] = rng.choice([np.nan, np.inf, -np.inf])
+        elif kind == 1:
+            rel[rng.integers(p)] = rng.choice([np.nan, np.inf, -np.inf])
+        out.append(Estimate(theta, rel, np.asarray(bool(rng.integers(0, 2))), np.asarray(bool(rng.integers(0, 2)))))
+    return out
+
+
+@pytest.mark.parametrize("guards", [
+    dict(lower_bounds=[1.0, 1.0, 2.0], upper_bounds=[10.0, 11.0, 9.0], max_relative_std=0.1, freeze_until_s=0.05),
+    dict(lower_bounds=[1.0, 1.0, 2.0], upper_bounds=[10.0, 11.0, 9.0], update_every_slow_steps=3,
+         require_converged=True),
+    dict(lower_bounds=[0.0, 0.0, 0.0], upper_bounds=[20.0, 20.0, 20.0], freeze_until_s=np.inf),
+])
+def test_the_host_guards_decide_as_the_compiled_hook(guards):
+    """GuardsUpdater (the guards on the host) against ModelUpdater (hook_decide compiled):
+    the same applied flags, update logs and hook state, bit for bit, over 400 steps."""
+    from rths_ident.hybrid.loop.engine import GuardsUpdater  # noqa: PLC0415
+    from rths_ident.hybrid.loop.model_updating import UpdateGuards, hook_decide, hook_init  # noqa: PLC0415
+
+    guards = UpdateGuards(**guards)
+    dt = 1.0 / 1024.0
+
+    def hook(hook, estimate, k):
+        hook_state, g = hook
+        hook_state, applied = hook_decide(g, hook_state, estimate.theta, estimate.relative_std, estimate.converged,
+                                          (k + 1) * dt, k)
+        return (hook_state, g), applied
+
+    compiled = ModelUpdater(hook, (hook_init([2.0, 3.0, 4.0]), guards))
+    host = GuardsUpdater(guards, hook_init([2.0, 3.0, 4.0]), dt)
+    applied_any = rejected_any = False
+    for k, estimate in enumerate(_random_estimates(400, 3)):
+        a, b = compiled.step(estimate, k), host.step(estimate, k)
+        assert a == b, k
+        applied_any |= a
+        rejected_any |= not a
+        for key in compiled.log:
+            np.testing.assert_array_equal(np.asarray(host.log[key]), np.asarray(compiled.log[key]), err_msg=key)
+            assert np.asarray(host.log[key]).dtype == np.asarray(compiled.log[key]).dtype
+    (state_c, _), (state_h, _) = compiled.state, host.state
+    for field in state_c._fields:
+        np.testing.assert_array_equal(np.asarray(getattr(state_h, field)), np.asarray(getattr(state_c, field)),
+                                      err_msg=field)
+    assert rejected_any
+    assert applied_any == np.isfinite(guards.freeze_until_s)

@@ -183,6 +183,11 @@ def physical_bounds(model_params_class, names, initial_values, factor: float) ->
     return np.array(lower), np.array(upper)
 
 
+def _all_within(values: list, limit: float) -> bool:
+    """Every value finite and |value| ≤ ``limit`` (Python floats)."""
+    return all(abs(value) <= limit and abs(value) != math.inf for value in values)
+
+
 def _first_over(values: np.ndarray, limit: float) -> int | None:
     """Index of the first value above ``limit`` (or not finite), None if there is none."""
     over = np.flatnonzero(~np.isfinite(values) | (values > limit))
@@ -209,6 +214,7 @@ class InterlockMonitor:
         self.dt_sample = self.dt_slow / self.samples_per_step
         self.time_offset = float(time_offset)
         self.bounds = None if identifier_bounds is None else tuple(np.asarray(b, dtype=float) for b in identifier_bounds)
+        self._bounds_lists = None if self.bounds is None else tuple(b.tolist() for b in self.bounds)
         self._window = max(1, int(round(interlocks.tracking_window / self.dt_sample)))
         self._errors = np.zeros(0)  # the last window − 1 errors |x_t − x_m|
         self._span = max(1, int(round(interlocks.velocity_span / self.dt_sample)))
@@ -230,11 +236,55 @@ class InterlockMonitor:
         """One slow step of a site's log (``command``, ``measured``, ``target``, ``force``
         per sample; any may be missing, e.g. a rig logs no command in metres). ``time``:
         the test time of the step's end [s] when the site knows it (default from ``step``)."""
+        if self._clear_site_log(log):
+            return None
         self._now = time
         try:
             return self._check_site_log(log, step)
         finally:
             self._now = None
+
+    def _clear_site_log(self, log) -> bool:
+        """Whether no interlock trips on this step's log, found in plain Python floats (a
+        few samples per step: a fraction of the NumPy path's cost); when True the
+        monitor's state advances exactly as :meth:`_check_site_log` advances it. False
+        says nothing: that path then decides (and reports where and what). Every test
+        here is the NumPy path's, sample by sample, in the same float64 operations; a
+        tracking-error interlock that is on always takes the NumPy path."""
+        lim = self.interlocks
+        if math.isfinite(lim.tracking_error) and "target" in log and "measured" in log:
+            return False
+        command, measured, force = (np.asarray(log[key], dtype=float).ravel().tolist() if key in log else None
+                                    for key in ("command", "measured", "force"))
+        dt = self.dt_sample
+        last_command = tail = None
+        if command is not None:
+            if not command or not _all_within(command, lim.command_stroke):
+                return False
+            if math.isfinite(lim.command_velocity):
+                limit, previous = lim.command_velocity, command[0] if self._last_command is None else self._last_command
+                for value in command:
+                    if not abs(value - previous) / dt <= limit:
+                        return False
+                    previous = value
+            last_command = command[-1]
+        if measured is not None:
+            if not measured or not _all_within(measured, lim.measured_stroke):
+                return False
+            if math.isfinite(lim.measured_velocity):
+                history, span = self._measured_tail.tolist() + measured, self._span
+                limit, interval = lim.measured_velocity, span * dt
+                for i in range(span, len(history)):
+                    if not abs(history[i] - history[i - span]) / interval <= limit:
+                        return False
+                tail = np.array(history[-span:])
+        if force is not None and not (force and _all_within(force, lim.force)):
+            return False
+        if last_command is not None:
+            self._last_command = last_command
+        if tail is not None:
+            self._measured_tail = tail
+        return True
 
     def _check_site_log(self, log: dict, step: int) -> Trip | None:
         lim = self.interlocks
@@ -301,6 +351,10 @@ class InterlockMonitor:
     def check_ns(self, next_target, ns_log: dict | None, step: int) -> Trip | None:
         """The NS's next target and its logged response (displacements)."""
         bound = self.interlocks.ns_displacement
+        if _all_within(np.asarray(next_target, dtype=float).ravel().tolist(), bound) and not (
+                isinstance(ns_log, dict) and "displacement" in ns_log
+                and not _all_within(np.asarray(ns_log["displacement"], dtype=float).ravel().tolist(), bound)):
+            return None  # all finite and within the bound (Python floats; below, where and what)
         arrays = [("next target", np.asarray(next_target, dtype=float).reshape(-1))]
         if isinstance(ns_log, dict) and "displacement" in ns_log:
             arrays.append(("response", np.asarray(ns_log["displacement"], dtype=float).reshape(-1)))
@@ -326,6 +380,8 @@ class InterlockMonitor:
         theta = np.asarray(estimate.theta, dtype=float).reshape(-1)
         if theta.size == 0:
             return None
+        if self._estimate_clear(theta.tolist(), getattr(estimate, "covariance_ok", True)):
+            return None
         label = lambda i: names[i] if i < len(names) else f"θ[{i}]"  # noqa: E731
         bad = np.flatnonzero(~np.isfinite(theta))
         if bad.size:
@@ -344,6 +400,19 @@ class InterlockMonitor:
                     return self._trip("identifier_divergence", value, upper[i], step,
                                       f"{label(i)} above its physical range")
         return None
+
+    def _estimate_clear(self, theta: list, covariance_ok) -> bool:
+        """Whether :meth:`check_estimate` finds nothing (Python floats): θ̂ finite, the
+        covariance positive definite, θ̂ within its physical range."""
+        if not all(math.isfinite(value) for value in theta):
+            return False
+        if not bool(np.all(np.asarray(covariance_ok))):
+            return False
+        if self._bounds_lists is not None:
+            lower, upper = self._bounds_lists
+            return len(lower) == len(theta) and all(low <= value <= high
+                                                   for value, low, high in zip(theta, lower, upper))
+        return True
 
     def check_deadline(self, seconds: float, step: int) -> Trip | None:
         """The watchdog: the slow step's wall-clock time [s]."""

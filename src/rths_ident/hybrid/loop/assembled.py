@@ -38,7 +38,7 @@ from rths_ident.protocols import Estimate
 from rths_ident.hybrid.loop.engine import (
     LoopAborted,
     LoopState,
-    ModelUpdater,
+    GuardsUpdater,
     SlowStepFunctions,
     make_fused_runner,
     run_fused,
@@ -403,8 +403,8 @@ def run_loop(test: HybridTest, engine: str = "fused", variant: str = "updating",
         raise ParameterError("real-time pacing needs the step-wise engine (engine='stepwise')")
     guards = variant_guards(test, variant)
     values = test.true_values if variant == "oracle" else test.initial_values
-    example = Estimate(jnp.asarray(values, dtype=float), jnp.zeros(len(values)), jnp.asarray(False), jnp.asarray(True))
-    updater = ModelUpdater(_hook(test), (hook_init(values), guards), example)
+    # the hook is the guards alone (_hook): decided on the host, as the compiled hook would
+    updater = GuardsUpdater(guards, hook_init(values), 1.0 / test.slow_rate)
     site = virtual_site(test) if site is None else site
     ns = test.make_ns(variant) if ns is None else ns
     logs = StepLogs(len(test.ground_accel))

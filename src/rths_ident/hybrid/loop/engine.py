@@ -49,6 +49,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from rths_ident.operator_stop import OperatorStopped, operator_stop_text
+from rths_ident.hybrid.loop.model_updating import HostHook, UpdateGuards, UpdateHookState
 from rths_ident.hybrid.loop.safe_stop import SafeStop, bring_to_rest
 from rths_ident.hybrid.loop.step_logs import StepLogs
 from rths_ident.packed_calls import PackedProgram
@@ -179,7 +180,38 @@ class ModelUpdater:
         return bool(self.log["applied"])
 
 
-def run_stepwise(site, ns, ground_accel_slow, *, updater: ModelUpdater | None = None,
+class GuardsUpdater:
+    """The model-updating hook's guards (:func:`~rths_ident.hybrid.loop.model_updating.hook_decide`)
+    as the step-wise engine runs them when the hook is those guards alone: decided on the
+    host (:class:`~rths_ident.hybrid.loop.model_updating.HostHook`, the same decisions and
+    state bit for bit) instead of a compiled call per slow step. The interface of
+    :class:`ModelUpdater`; :attr:`log` is preallocated and overwritten by every step."""
+
+    def __init__(self, guards: UpdateGuards, hook_state: UpdateHookState, dt_slow: float):
+        self._host = HostHook(guards, hook_state, dt_slow)
+        self.n_params = int(np.size(hook_state.applied_estimate))
+        p = self.n_params
+        self.log = {"applied": np.zeros((), bool), "estimate": np.zeros(p), "relative_std": np.zeros(p),
+                    "converged": np.zeros((), bool), "covariance_ok": np.zeros((), bool)}
+        self._applied, self._estimate, self._relative_std, self._converged, self._covariance_ok = self.log.values()
+
+    @property
+    def state(self):
+        """The hook's state now and its guards (NumPy copies), as :class:`ModelUpdater` holds them."""
+        return self._host.state, self._host.guards
+
+    def step(self, estimate, slow_index: int) -> bool:
+        self._estimate[...] = estimate.theta
+        self._relative_std[...] = estimate.relative_std
+        converged = bool(estimate.converged)
+        applied = self._host.decide(self._estimate.tolist(), self._relative_std.tolist(), converged, slow_index)
+        self._applied[...] = applied
+        self._converged[...] = converged
+        self._covariance_ok[...] = bool(getattr(estimate, "covariance_ok", True))
+        return applied
+
+
+def run_stepwise(site, ns, ground_accel_slow, *, updater: ModelUpdater | GuardsUpdater | None = None,
                  check: Callable[[Any, int], str | None] | None = None,
                  on_step: Callable[[int, Any], None] | None = None,
                  pacer=None, safe_stop: SafeStop | None = SafeStop(), stop=None, monitor=None,

@@ -21,6 +21,7 @@ the fused engine's ``lax.scan`` as well as from the step-wise engine.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, NamedTuple
 
 import jax
@@ -147,3 +148,74 @@ def hook_step(
     candidate = apply_estimate(element_params, jnp.asarray(estimate))
     new_params = jax.tree_util.tree_map(lambda new, old: jnp.where(apply, new, old), candidate, element_params)
     return new_state, new_params, apply
+
+
+#: the largest float64: where ``jnp.nan_to_num`` puts an infinite relative std
+_FLOAT_MAX = float(np.finfo(np.float64).max)
+
+
+def _relative_std_ok(relative_std: float, max_relative_std: float) -> bool:
+    """``nan_to_num(relative_std, nan=inf) <= max_relative_std`` as :func:`guards_pass`
+    computes it (NaN → inf; ±inf → ±the largest float64)."""
+    if relative_std != relative_std:
+        relative_std = math.inf
+    elif relative_std == math.inf:
+        relative_std = _FLOAT_MAX
+    elif relative_std == -math.inf:
+        relative_std = -_FLOAT_MAX
+    return relative_std <= max_relative_std
+
+
+class HostHook:
+    """:func:`hook_decide` on the host, in plain Python floats, for the step-wise engine:
+    the same decision and state bit for bit (comparisons and selections only; the test
+    time ``(k + 1)·Δt_n`` the same float64 product), without a compiled call per slow
+    step (whose crossing costs several times the handful of comparisons).
+
+    ``decide(theta, relative_std, converged, slow_index) -> applied``; :attr:`state` is
+    the :class:`UpdateHookState` (NumPy)."""
+
+    def __init__(self, guards: UpdateGuards, state: UpdateHookState, dt_slow: float):
+        self.guards = guards
+        self.dt_slow = float(dt_slow)
+        self._lower = [float(v) for v in np.ravel(guards.lower_bounds)]
+        self._upper = [float(v) for v in np.ravel(guards.upper_bounds)]
+        self._every = int(guards.update_every_slow_steps)
+        self._max_relative_std = float(guards.max_relative_std)
+        self._freeze = float(guards.freeze_until_s)
+        self._require_converged = bool(guards.require_converged)
+        self.applied_estimate = np.array(state.applied_estimate, dtype=np.float64)
+        self.n_updates = int(state.n_updates)
+        self.n_rejected = int(state.n_rejected)
+        self.last_update_time = float(state.last_update_time)
+
+    @property
+    def state(self) -> UpdateHookState:
+        return UpdateHookState(self.applied_estimate.copy(), np.asarray(self.n_updates),
+                               np.asarray(self.n_rejected), np.asarray(self.last_update_time))
+
+    def passes(self, theta: list, relative_std: list, converged: bool, time_s: float) -> bool:
+        """:func:`guards_pass` on Python floats."""
+        isfinite = math.isfinite
+        for value, low, high in zip(theta, self._lower, self._upper):
+            if not (isfinite(value) and value >= low and value <= high):
+                return False
+        for value in relative_std:
+            if not _relative_std_ok(value, self._max_relative_std):
+                return False
+        if not time_s >= self._freeze:
+            return False
+        return converged or not self._require_converged
+
+    def decide(self, theta, relative_std, converged: bool, slow_index: int) -> bool:
+        """One slow step (:func:`hook_decide`): returns ``applied``; the state advances."""
+        time_s = (slow_index + 1) * self.dt_slow
+        if slow_index % self._every != 0:
+            return False
+        if self.passes(theta, relative_std, converged, time_s):
+            self.applied_estimate[:] = theta
+            self.n_updates += 1
+            self.last_update_time = time_s
+            return True
+        self.n_rejected += 1
+        return False
