@@ -145,3 +145,52 @@ def test_a_call_leaves_the_previous_carry_valid():
     assert not previous.is_deleted()
     program._carry = previous  # as if the assignment never happened
     assert program.carry["n"] == 0
+
+
+def test_entry_kernels_counts_what_xla_runs_as_kernels():
+    """entry_kernels on a hand-written HLO entry: parameters, constants, tuples and
+    get-tuple-elements are no kernels; fusions, copies and the loop are."""
+    from rths_ident.packed_calls import entry_kernels  # noqa: PLC0415
+
+    hlo = """HloModule m
+
+%body (p: (s32[])) -> (s32[]) {
+  %p = (s32[]) parameter(0)
+  ROOT %t = (s32[]) tuple(%x)
+}
+
+ENTRY %main.1 (a.1: u8[8], x.1: f64[3]) -> (u8[8], u8[4]) {
+  %a.1 = u8[8]{0} parameter(0)
+  %x.1 = f64[3]{0} parameter(1)
+  %constant.1 = u8[] constant(0)
+  %iota_fusion = u32[4]{0} fusion(), kind=kLoop, calls=%f
+  %copy.1 = u8[8]{0} copy(%a.1)
+  %tuple.2 = (u8[8]{0}, u32[4]{0}) tuple(%copy.1, %iota_fusion)
+  %while.3 = (u8[8]{0}, u32[4]{0}) while(%tuple.2), condition=%c, body=%body
+  %gte.4 = u8[8]{0} get-tuple-element(%while.3), index=0
+  ROOT %tuple.5 = (u8[8]{0}, u8[4]{0}) tuple(%gte.4, %gte.4)
+}
+"""
+    assert entry_kernels(hlo) == ["fusion", "copy", "while"]
+
+
+def test_a_packed_program_with_constant_masks_stays_a_few_kernels():
+    """A body that builds masks from index vectors (a lower triangle per size) would have
+    them lifted out of its loop by XLA's loop-invariant code motion, one kernel each (19
+    kernels in the entry with the pass); the packed program is compiled without it
+    (COMPILER_OPTIONS), and computes the same sum: Σ_{n=2}^{13} (n+1)·n(n+1)/2 · x₀."""
+    from rths_ident.packed_calls import SEQUENTIAL_KERNELS, entry_kernels  # noqa: PLC0415
+
+    def fn(constants, carry, inputs):
+        total = 0.0
+        for n in range(2, 14):
+            lower = jnp.where(jnp.arange(n)[:, None] >= jnp.arange(n)[None, :], 1.0, 0.0) * (n + 1)
+            total = total + jnp.sum(lower * carry["x"][0])
+        return {"x": carry["x"] + inputs[0]}, {"total": total}
+
+    program = PackedProgram(fn, (), {"x": np.array([2.0, 0.0, 0.0])}, 1)
+    kernels = entry_kernels(program._compiled.as_text())
+    assert len(kernels) <= SEQUENTIAL_KERNELS, kernels
+    program.inputs[0] = 1.0
+    assert float(program()["total"]) == 2.0 * sum((n + 1) * n * (n + 1) // 2 for n in range(2, 14))
+    np.testing.assert_array_equal(program.carry["x"], [3.0, 1.0, 1.0])

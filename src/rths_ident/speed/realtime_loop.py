@@ -207,21 +207,24 @@ def wire_round_trip(cfg, test, repeats: int) -> dict:
     step's time through the server (message out, the server's OpenSees step, message
     back) minus the same step of the same OpenSeesPy frame in this process (zero
     feedback, the same ground acceleration; the two interleaved run by run, so both see
-    the same load): min / median / p99 / p99.9 / max of the per-step differences, and
+    the same load; this thread in the paced runs' real-time settings): min / median / p99 / p99.9 / max of the per-step differences, and
     the in-process step's median."""
     import dataclasses  # noqa: PLC0415
 
     from rths_ident.scenarios import rc_frame, remote_ns  # noqa: PLC0415
     from rths_ident.speed.opensees_ns import _step_times  # noqa: PLC0415
 
+    from rths_ident.hybrid.loop.realtime_host import RealTimeHost  # noqa: PLC0415
+
     record = np.concatenate([[0.0], np.asarray(test.ground_accel)])
     local_cfg = dataclasses.replace(cfg, ns="opensees", ns_address=None)
     wire, local = [], []
-    for _ in range(repeats):
-        in_process = _step_times(rc_frame.opensees_substructure(local_cfg, "none", record), test.ground_accel)
-        served = _step_times(remote_ns.remote_substructure(cfg, "none", record), test.ground_accel)
-        wire.append(served - in_process)
-        local.append(in_process)
+    with RealTimeHost():  # the client's thread as in the paced runs (a reply wakes it at once)
+        for _ in range(repeats):
+            in_process = _step_times(rc_frame.opensees_substructure(local_cfg, "none", record), test.ground_accel)
+            served = _step_times(remote_ns.remote_substructure(cfg, "none", record), test.ground_accel)
+            wire.append(served - in_process)
+            local.append(in_process)
     return {"wire_us": _us(np.concatenate(wire)), "in_process_ns_us": _us(np.concatenate(local))}
 
 

@@ -74,6 +74,21 @@ def test_the_flagship_fast_chunk_compiles_to_single_kernels():
     assert "xla_cpu_small_call" in text
 
 
+def test_the_site_call_is_few_enough_kernels_to_run_on_the_calling_thread():
+    """XLA:CPU runs a program of more than 8 kernels concurrently, handing kernels to its
+    worker threads and waiting for them; the packed site call, compiled without XLA's
+    loop-invariant code motion, is its copies, a couple of fusions and the one-kernel
+    loop. With that pass the entry held 18 kernels on this site (the body's iotas, index
+    vectors and random-generator counters lifted out of the loop, one kernel each)."""
+    from rths_ident.packed_calls import SEQUENTIAL_KERNELS, entry_kernels  # noqa: PLC0415
+
+    test = lugre_frame.build(lugre_frame.LugreFrameConfig(duration=0.1))
+    site = VirtualSite(test.fast_side, test.seed)
+    kernels = entry_kernels(site._program._compiled.as_text())
+    assert len(kernels) <= SEQUENTIAL_KERNELS, kernels
+    assert kernels[-1] == "call" and "while" not in kernels  # the loop: one small-loop kernel
+
+
 def test_the_packed_call_gives_the_numbers_of_the_chunk_jitted_on_its_trees():
     """VirtualSite's one packed call per slow step against the same step function jitted
     on the fast side's trees (parameters, state, estimate as pytrees: the unpacked path).
