@@ -75,7 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("bench_json", type=Path, help="what 'rths-ident bench --only realtime --slow-rates … --json' "
                         "wrote")
-    parser.add_argument("--doc", type=Path, default=DOC, help="the page to write into (default docs/hybrid/realtime.md)")
+    parser.add_argument("--doc", type=Path, default=DOC,
+                        help="the page to write into (default docs/hybrid/realtime.md)")
     parser.add_argument("--note", default=None, help="said after the machine line (how the bench was run)")
     parser.add_argument("--print", action="store_true", help="print the table; change no file")
     args = parser.parse_args(argv)

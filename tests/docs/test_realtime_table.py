@@ -45,7 +45,8 @@ def test_each_case_and_rate_is_one_cell():
     table = _script().render(BENCH, note="a note")
     lines = table.splitlines()
     assert lines[0] == "| substructure | 50/4000 Hz | 1024/4096 Hz |"
-    assert lines[2] == "| rc-frame native | 1034 / 1806; missed 0, 0, 0 (3 of 3 clean) | 296 / 514; missed 4, 2, 0 (1 of 3 clean) |"
+    assert lines[2] == ("| rc-frame native | 1034 / 1806; missed 0, 0, 0 (3 of 3 clean) | "
+                        "296 / 514; missed 4, 2, 0 (1 of 3 clean) |")
     assert lines[3] == ("| rc-frame opensees-tcp | skipped (no OpenSeesPy) | 700 / 1501; missed 9, 1, 3 (0 of 3 clean); "
                         "wire p99 213 |")
     assert "Load average (1 min) 1.2 before the bench's runs, 2.5 after." in lines[-1]

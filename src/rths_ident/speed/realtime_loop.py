@@ -207,8 +207,8 @@ def wire_round_trip(cfg, test, repeats: int) -> dict:
     step's time through the server (message out, the server's OpenSees step, message
     back) minus the same step of the same OpenSeesPy frame in this process (zero
     feedback, the same ground acceleration; the two interleaved run by run, so both see
-    the same load; this thread in the paced runs' real-time settings): min / median / p99 / p99.9 / max of the per-step differences, and
-    the in-process step's median."""
+    the same load; this thread in the paced runs' real-time settings): min / median /
+    p99 / p99.9 / max of the per-step differences, and the in-process step's."""
     import dataclasses  # noqa: PLC0415
 
     from rths_ident.scenarios import rc_frame, remote_ns  # noqa: PLC0415
@@ -509,7 +509,8 @@ def report(r: dict) -> list[str]:
                          f"{c['arithmetic_us_per_slow_step']:.1f} µs → {c['site_over_arithmetic']:.2f}×")
         if "wire_us" in c:
             wire, local = c["wire_us"], c["in_process_ns_us"]
-            lines.append(f"    {c['server']}; the wire's own round trip (served step − in-process step, per step): median "
+            lines.append(f"    {c['server']}; the wire's own round trip (served step − in-process step, per step): "
+                         f"median "
                          f"{wire['median']:.1f} / p99 {wire['p99']:.1f} / max {wire['max']:.1f} µs; the OpenSeesPy "
                          f"step in process {local['median']:.1f} / p99 {local['p99']:.1f} µs")
             continue
