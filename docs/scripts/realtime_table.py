@@ -32,7 +32,7 @@ def cell(figures: dict) -> str:
         return f"skipped ({figures['skipped']})"
     latency = figures["latency_us"]
     runs = figures["runs"]
-    missed = ", ".join(str(run["missed_after_startup"]) for run in runs)
+    missed = ", ".join(f"{run['missed_after_startup']}" + (" (stopped)" if "stopped" in run else "") for run in runs)
     text = (f"{latency['median']:.0f} / {latency['p99']:.0f}; missed {missed} "
             f"({figures['runs_without_a_miss_after_startup']} of {len(runs)} clean)")
     if "wire_us" in figures:
@@ -56,16 +56,14 @@ def render(bench: dict, note: str | None = None) -> str:
         lines.append(f"| {case} | " + " | ".join(cell(by_rate[rate]) if rate in by_rate else "—" for rate in rates)
                      + " |")
     m = bench.get("machine") or {}
-    first = next(f for by_rate in table.values() for f in by_rate.values() if "runs" in f)
-    steps, startup = first["steps_per_run"], first["startup_steps"]
     load = realtime.get("load_average") or {}
     where = (f"Machine: {m.get('cpu', '?')}, {m.get('cores', '?')} cores; Python {m.get('python', '?')}, "
              f"JAX {m.get('jax', '?')}, OpenSeesPy {m.get('openseespy', '?')}.")
     if load:
         where += (f" Load average (1 min) {load['before'][0]:.1f} before the bench's runs, "
                   f"{load['after'][0]:.1f} after.")
-    where += (f" Each run: {realtime.get('padding_s', '?'):g} s of start-up and {realtime.get('duration_s', '?'):g} s "
-              f"of record ({steps} slow steps at 1024 Hz, {startup} of start-up). Latency in µs.")
+    where += (f" Each run: {realtime.get('padding_s', '?'):g} s of start-up (zero ground motion) and "
+              f"{realtime.get('duration_s', '?'):g} s of El Centro. Latency in µs.")
     if note:
         where += f" {note}"
     return "\n".join(lines + ["", where])

@@ -134,3 +134,13 @@ def test_bench_refuses_a_rate_out_of_range_in_one_line(capsys):
     assert main(["bench", "--only", "realtime", "--slow-rates", "1024", "-5"]) != 0
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--slow-rates = 1024 -5: expected rates in (0, 10000] Hz" in err[0]
+
+
+def test_a_run_an_interlock_stopped_is_said_and_not_counted_clean():
+    run = realtime_loop.missed_deadlines(_fake_run(np.array([0.2, 0.2, 0.2, 0.2, 0.2]) / 1024, startup=2))
+    stopped = {**run, "stopped": "interlock command_velocity tripped"}
+    figures = {"slow_step_us": 976.5625, "fast_rate_hz": 4096.0, "latency_us": {"median": 200.0, "p99": 200.0,
+                                                                                  "max": 200.0},
+               "ns_us": {"p99": 50.0}, "runs": [run, stopped], "runs_without_a_miss_after_startup": 1}
+    line = realtime_loop.rate_table_lines({"lugre-frame rls": {"512": figures}})[2]
+    assert line.rstrip().endswith("0, 0 (stopped) (1 of 2 runs without a miss)")

@@ -236,15 +236,21 @@ def paced_runs(cfg, test, variant: str, repeats: int) -> dict:
     from rths_ident.hybrid.loop.realtime_host import RealTimeHost  # noqa: PLC0415
     from rths_ident.runner.results import calibrated_pacer  # noqa: PLC0415
 
+    from rths_ident.hybrid.loop.engine import LoopAborted  # noqa: PLC0415
+
     runs, latency, site, ns, own = [], [], [], [], []
     host_figures = None
     with RealTimeHost() as host:
         for _ in range(repeats):
             pacer = calibrated_pacer(cfg, host)
-            run_loop(test, "stepwise", variant=variant, pacer=pacer)
+            stopped = None
+            try:
+                run_loop(test, "stepwise", variant=variant, pacer=pacer)
+            except LoopAborted as aborted:  # an interlock (a late target's command jump): the run's steps until then
+                stopped = str(aborted).split(". ")[0]
             report = pacer.report()
             host_figures = report.host
-            runs.append(missed_deadlines(report))
+            runs.append(missed_deadlines(report) | ({"stopped": stopped} if stopped else {}))
             latency.append(report.latency_s)
             site.append(report.site_s if report.site_s is not None else np.zeros_like(report.latency_s))
             ns.append(report.ns_s)
@@ -256,9 +262,16 @@ def paced_runs(cfg, test, variant: str, repeats: int) -> dict:
         "latency_us": _us(latency), "site_us": _us(np.concatenate(site)), "ns_us": _us(np.concatenate(ns)),
         "own_us": _us(np.concatenate(own)),
         "runs": runs,
-        "runs_without_a_miss_after_startup": sum(run["missed_after_startup"] == 0 for run in runs),
+        "runs_without_a_miss_after_startup": sum(run["missed_after_startup"] == 0 and "stopped" not in run
+                                                 for run in runs),
         "host": host_figures,
     }
+
+
+def missed_text(run: dict) -> str:
+    """A run's missed deadlines after start-up, as the tables show them ("3 (stopped)":
+    an interlock stopped the run after 3)."""
+    return f"{run['missed_after_startup']}" + (" (stopped)" if "stopped" in run else "")
 
 
 def missed_deadlines(report) -> dict:
@@ -461,7 +474,7 @@ def rate_table_lines(table: dict) -> list[str]:
                 lines.append(f"  {case:22s} {rate:>14s}  skipped ({p['skipped']})")
                 continue
             lat = p["latency_us"]
-            missed = ", ".join(str(run["missed_after_startup"]) for run in p["runs"])
+            missed = ", ".join(missed_text(run) for run in p["runs"])
             wire = f"; wire p99 {p['wire_us']['p99']:.1f}" if "wire_us" in p else ""
             lines.append(f"  {case:22s} {rate + '/' + format(p['fast_rate_hz'], 'g'):>14s} {p['slow_step_us']:8.1f} "
                          f"{lat['median']:8.1f} {lat['p99']:8.1f} {lat['max']:9.1f} {p['ns_us']['p99']:8.1f}  {missed} "
@@ -480,6 +493,7 @@ def paced_lines(p: dict) -> list[str]:
              f"      missed deadlines per run (after the {p['startup_steps']}-step start-up): {missed}; "
              f"longest run {max(run['longest_missed_run'] for run in runs)}; "
              f"{p['runs_without_a_miss_after_startup']} of {len(runs)} runs without a miss after start-up"]
+    lines += [f"      stopped: {run['stopped']}" for run in runs if "stopped" in run]
     host = p.get("host") or {}
     if host:
         settings, jitter = host.get("settings", {}), host.get("jitter", {})
