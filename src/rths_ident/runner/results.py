@@ -299,7 +299,7 @@ def _run_variants(cfg, test: HybridTest, engine: str, compare: bool, progress, d
         "updating": cfg.updating,
         "engine": engine,
         "compensation": cfg.compensation,
-        "transition": cfg.transition,
+        "transition": cfg.transition_kind,
         "transfer_system": cfg.transfer_system,
         "fast_rate_hz": cfg.fast_rate,
         "slow_rate_hz": cfg.slow_rate,

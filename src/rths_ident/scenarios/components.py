@@ -71,7 +71,7 @@ def transition(cfg: HybridTestConfig, realisation: Callable[[], np.ndarray]) -> 
     ``realisation()`` gives DDMRT's training signal (only called for DDMRT)."""
     settings = TransitionSettings(cfg.ratio, cfg.arrival_fraction, cfg.ddmrt_adaptive, realisation,
                                   cfg.transition_continuity, cfg.transition_blend_steps)
-    return Strategy(*TRANSITIONS[cfg.transition].build(settings))
+    return Strategy(*TRANSITIONS[cfg.transition_kind].build(settings))
 
 
 def sensor_channels(cfg: HybridTestConfig):
@@ -92,7 +92,7 @@ def fast_side(cfg: HybridTestConfig, *, specimen_model: type, specimen, actuator
     displacement, force, velocity = sensor_channels(cfg)
     return FastSide(
         fast_rate=cfg.fast_rate, ratio=cfg.ratio, transition=transition(cfg, realisation),
-        transition_predicts_ahead=TRANSITIONS[cfg.transition].predicts_ahead, compensation=compensation(cfg, actuator),
+        transition_predicts_ahead=TRANSITIONS[cfg.transition_kind].predicts_ahead, compensation=compensation(cfg, actuator),
         actuator_step=act.TRANSFER_SYSTEMS[cfg.transfer_system].step,
         actuator=actuator, specimen_model=specimen_model, specimen=specimen, sensor_displacement=displacement,
         sensor_force=force, sensor_velocity=velocity, identifier=identifier, identifier_every=cfg.identifier_every,

@@ -16,7 +16,7 @@ from rths_ident.errors import ParameterError
 from rths_ident._params import plain
 from rths_ident.hybrid.fast_side.actuator import TRANSFER_SYSTEMS
 from rths_ident.hybrid.fast_side.compensation.registry import COMPENSATORS, GAIN_FIELDS, gain_kinds
-from rths_ident.hybrid.fast_side.rate_transition.registry import TRANSITIONS
+from rths_ident.hybrid.fast_side.rate_transition.registry import resolve_transition, transition_names
 
 
 
@@ -111,10 +111,11 @@ class HybridTestConfig(InterlockSettings):
             raise ParameterError(f"{self.SCENARIO} {error}") from None
         if self.updating not in self.UPDATING_MODES:
             self.bad("updating", " | ".join(self.UPDATING_MODES))
-        for field, registry in (("compensation", COMPENSATORS), ("transition", TRANSITIONS),
-                                ("transfer_system", TRANSFER_SYSTEMS)):
+        for field, registry in (("compensation", COMPENSATORS), ("transfer_system", TRANSFER_SYSTEMS)):
             if getattr(self, field) not in registry:
                 self.bad(field, registry.choices())
+        if self.transition not in transition_names():
+            self.bad("transition", " | ".join(transition_names()))
         self.compensation_gains()  # a gain of another compensator, or out of range: named here
         if not (self.fast_rate > 0 and self.slow_rate > 0):
             self.bad("fast_rate", "positive rates in Hz (fast and slow)")
@@ -179,6 +180,12 @@ class HybridTestConfig(InterlockSettings):
     def ratio(self) -> int:
         """Fast steps per slow step, Δt_n/Δt_e."""
         return int(round(self.fast_rate / self.slow_rate))
+
+    @property
+    def transition_kind(self) -> str:
+        """The registered rate transition this test runs: ``transition`` itself, or for
+        ``"auto"`` the one its rate ratio suits (DDMRT at a ratio of 8 or more; rate_transition.registry)."""
+        return resolve_transition(self.transition, self.ratio)
 
     @property
     def identifier_every(self) -> int:

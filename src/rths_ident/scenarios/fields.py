@@ -12,7 +12,7 @@ from pathlib import Path
 from rths_ident.declaration import Field
 from rths_ident.hybrid.fast_side.actuator import TRANSFER_SYSTEMS
 from rths_ident.hybrid.fast_side.compensation.registry import COMPENSATORS, GAIN_FIELDS
-from rths_ident.hybrid.fast_side.rate_transition.registry import TRANSITIONS
+from rths_ident.hybrid.fast_side.rate_transition.registry import DDMRT_MIN_RATIO, transition_names
 from rths_ident.structures.integrators import INTEGRATORS
 from rths_ident.structures.numerical_substructure import NS_BACKENDS
 
@@ -92,7 +92,8 @@ def compensation_gain_fields() -> list[Field]:
 def fast_side_fields() -> list[Field]:
     """``[transition]``, ``[compensation]``, ``[actuator]``, ``[sensors]``: the fast side."""
     return [
-        Field("transition.kind", "transition", "rate transition", kind=str, choices=TRANSITIONS,
+        Field("transition.kind", "transition", "rate transition (auto: ddmrt at a rate ratio of "
+              f"{DDMRT_MIN_RATIO} or more, predictor-corrector below)", kind=str, choices=transition_names,
               option="--transition"),
         Field("transition.arrival_fraction", "arrival_fraction", "predictor–corrector: the target arrives after "
               "this share of the slow step", low=0.0, high=0.999999),

@@ -33,8 +33,8 @@ measures, after compilation:
   same test (its whole record in one compiled call) × the rate ratio, against the virtual
   site's call per slow step.
 
-rc-frame runs its default DDMRT down to a rate ratio of 8 and the predictor–corrector
-below (:func:`rc_frame_transition`).
+rc-frame runs its default ``auto`` transition: DDMRT down to a rate ratio of 8, the
+predictor–corrector below (:func:`rc_frame_transition`).
 
 Figures are per slow step over the steps of ``repeats`` runs (the median is the
 machine's speed, the tail its load), in µs.
@@ -54,6 +54,8 @@ from pathlib import Path
 import jax
 import numpy as np
 
+from rths_ident.hybrid.fast_side.rate_transition.registry import AUTO, DDMRT_MIN_RATIO, resolve_transition
+
 #: the coordination (slow) and the fast side's rates [Hz]
 RATES = {"slow_rate": 1024.0, "fast_rate": 4096.0}
 #: what each case is: the scenario, its numerical substructure, its loop variant
@@ -64,11 +66,9 @@ TCP_CASE = "rc-frame opensees-tcp"
 SERVER_SETTINGS: dict[str, str] = {}
 #: the fast side runs at least this rate [Hz] (the seeds' 4 kHz controllers), a whole multiple of the slow rate
 MIN_FAST_RATE_HZ = 4000.0
-#: below this rate ratio rc-frame runs the predictor–corrector instead of its default DDMRT:
-#: at 1024/4096 Hz (ratio 4) DDMRT with dAMB drives the command past the command-velocity
-#: interlock (4.56 m/s against 4.5 m/s at t = 3.37 s of El Centro), the predictor–corrector
-#: tracks (J2 1.22 %)
-SMALL_RATIO = 8
+#: below this rate ratio rc-frame's ``auto`` transition is the predictor–corrector, not DDMRT
+#: (rate_transition.registry.DDMRT_MIN_RATIO says why)
+SMALL_RATIO = DDMRT_MIN_RATIO
 
 
 def fast_rate_for(slow_rate: float) -> float:
@@ -134,10 +134,9 @@ def _per_step(fn, n: int, repeats: int) -> dict:
 
 
 def rc_frame_transition(rates: dict) -> str:
-    """The rate transition the bench runs rc-frame with at ``rates``: its default DDMRT,
-    the predictor–corrector below a rate ratio of :data:`SMALL_RATIO`."""
-    ratio = round(rates["fast_rate"] / rates["slow_rate"])
-    return "predictor-corrector" if ratio < SMALL_RATIO else "ddmrt"
+    """The rate transition rc-frame's default ``auto`` is at ``rates``: DDMRT, the
+    predictor–corrector below a rate ratio of :data:`SMALL_RATIO`."""
+    return resolve_transition(AUTO, round(rates["fast_rate"] / rates["slow_rate"]))
 
 
 @contextlib.contextmanager

@@ -38,3 +38,13 @@ def test_the_window_starts_L_samples_before_the_motion():
                                   wiener_coefficients(PADDED[first_moving - 8:], 8, 1e-10, 2000))
     # a realisation moving from its first sample is used as it is
     np.testing.assert_array_equal(ddmrt_weights(MOTION), wiener_coefficients(MOTION, 8, 1e-10, 2000))
+
+
+def test_auto_is_ddmrt_from_a_rate_ratio_of_8_and_the_predictor_corrector_below():
+    from rths_ident.hybrid.fast_side.rate_transition.registry import (AUTO, TRANSITIONS, resolve_transition,
+                                                                      transition_names)
+
+    assert [resolve_transition(AUTO, r) for r in (80, 16, 8, 7, 4, 1)] == (
+        ["ddmrt"] * 3 + ["predictor-corrector"] * 3)
+    assert resolve_transition("ddmrt", 4) == "ddmrt"  # a named transition is taken as named
+    assert set(transition_names()) == {*TRANSITIONS, AUTO}

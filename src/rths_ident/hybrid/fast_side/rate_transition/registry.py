@@ -20,8 +20,8 @@ import numpy as np
 from rths_ident.hybrid.fast_side.rate_transition import ddmrt, predictor_corrector, wiener
 from rths_ident.registry import Registry
 
-__all__ = ["TransitionSettings", "Transition", "TRANSITIONS", "ddmrt_weights", "DDMRT_LEARNING_RATE",
-           "DDMRT_LEAKAGE"]
+__all__ = ["TransitionSettings", "Transition", "TRANSITIONS", "AUTO", "DDMRT_MIN_RATIO", "resolve_transition",
+           "transition_names", "ddmrt_weights", "DDMRT_LEARNING_RATE", "DDMRT_LEAKAGE"]
 
 #: seed 000's leaky-LMS constants were set for displacements in inches ([REPO]: μ = 0.01,
 #: λ = 1e-10 with u in in): the same adaptation in SI is μ = 0.01 in⁻² and λ = 1e-10 in².
@@ -100,3 +100,28 @@ TRANSITIONS: Registry[Transition] = Registry("rate transition", {
         "data-driven multi-rate transition: Wiener one-step predictor + monomial interpolation (seed 000 §3.2)",
         True, _ddmrt),
 })
+
+
+#: the name a test gives for "the transition that suits my rates" (:func:`resolve_transition`)
+AUTO = "auto"
+#: ``auto`` is DDMRT at this rate ratio Δt_n/Δt_e or more, the predictor–corrector below it.
+#: DDMRT's segment is a monomial through its one-step prediction, drawn over the slow step's
+#: fast steps; seed 000 designed it for a ratio of 80 (50/4000 Hz). At 1024/4096 Hz (ratio 4)
+#: rc-frame's DDMRT + dAMB command reaches 4.56 m/s at t = 3.37 s of El Centro, past the
+#: 4.5 m/s command-velocity interlock, where the predictor–corrector tracks with J2 1.22 %
+#: (docs/hybrid/realtime.md); at ratio 8 (512/4096 Hz) DDMRT runs clean.
+DDMRT_MIN_RATIO = 8
+
+
+def resolve_transition(name: str, ratio: int) -> str:
+    """The registered transition a test runs: ``name`` itself, or for :data:`AUTO` DDMRT at
+    a rate ratio of :data:`DDMRT_MIN_RATIO` or more and the predictor–corrector below."""
+    if name != AUTO:
+        return name
+    return "ddmrt" if ratio >= DDMRT_MIN_RATIO else "predictor-corrector"
+
+
+def transition_names() -> tuple[str, ...]:
+    """What a test file's ``transition.kind`` accepts: every registered transition and
+    :data:`AUTO`."""
+    return (*TRANSITIONS.names(), AUTO)
