@@ -231,7 +231,8 @@ def test_serial_rig_unplugged_mid_step(tmp_path, capsys):
 
         code, err, record = _run_rig(emulator, tmp_path, capsys, unplug_during_move_12)
     assert code == 3 and "\n" not in err and "Traceback" not in err
-    assert err.startswith("rths-ident: the test stopped: slow step 11 (t = 0.120 s) failed: serial rig on ")
+    # a rig's clock is its substructure's: slow step k at t = k·Δt, Δt = 10 ms (docs/records.md)
+    assert err.startswith("rths-ident: the test stopped: slow step 11 (t = 0.110 s) failed: serial rig on ")
     assert re.search(r"port failed while (waiting for the reply to|sending) move #12", err), err
     assert "secure the rig by hand" in err and "The rig could not be brought to rest" in err
     assert err.endswith(f"test record → {tmp_path / 'test_record.h5'}")
@@ -252,7 +253,8 @@ def test_board_answers_late_then_garbage(tmp_path, capsys):
         code, err, record = _run_rig(emulator, tmp_path, capsys)
         forces = list(emulator.forces)
     assert code == 3 and "\n" not in err and "Traceback" not in err
-    assert err.startswith("rths-ident: the test stopped: slow step 4 (t = 0.050 s) failed: serial rig on ")
+    # a rig's clock: slow step k at t = k·Δt (docs/records.md)
+    assert err.startswith("rths-ident: the test stopped: slow step 4 (t = 0.040 s) failed: serial rig on ")
     assert "no reply to move #5" in err and "within 2 s" in err
     assert re.search(r"safe stop: held at \[[-0-9.]+\] mm, ramped to zero in \d+ move\(s\) \(1 move\(s\) repeated "
                      r"after a bad reply\)", err), err
