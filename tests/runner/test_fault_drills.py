@@ -399,12 +399,9 @@ def test_disk_full_on_a_real_small_file_system(tmp_path):
 # ---------------------------------------------------------------------- Ctrl-C twice
 
 
-def test_ctrl_c_twice(tmp_path):
-    """SIGINT to a ``rths-ident run rc-frame --engine stepwise`` child once its record has
-    steps, and again 0.3 s later, while the specimen is being brought to rest: the second
-    only says the test is stopping; the child brings the specimen to rest, writes the
-    operator's stop into the record, prints one line saying where it is, exits 130."""
-    path = tmp_path / "test_record.h5"
+def _ctrl_c_twice_once(path: Path) -> tuple[int, str, int]:
+    """One ``rths-ident run rc-frame --engine stepwise`` child pressed with Ctrl-C once its
+    record has 50 steps and again 0.1 s later: (exit status, stderr, later presses)."""
     # SIGINT reaches the child as KeyboardInterrupt even when this test runs in a background job
     # (tests/cli/test_serve_site.py: a caught signal is reset to the default at exec)
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -432,11 +429,11 @@ def test_ctrl_c_twice(tmp_path):
                 pass
             time.sleep(0.2)
         child.send_signal(signal.SIGINT)
-        # A second press 0.3 s later; on a loaded machine the child may not have run in between,
+        # A second press 0.1 s later; on a loaded machine the child may not have run in between,
         # and two SIGINTs pending at once reach Python as one: press again (at most three times)
         # until the child says it is stopping, as an operator would.
         for _ in range(3):
-            time.sleep(0.3)
+            time.sleep(0.1)
             if child.poll() is not None:
                 break
             child.send_signal(signal.SIGINT)
@@ -452,8 +449,25 @@ def test_ctrl_c_twice(tmp_path):
         if child.poll() is None:
             child.kill()
             child.wait()
-    err = "".join(err_lines)
-    assert child.returncode == 130, err
+    return child.returncode, "".join(err_lines), later_presses
+
+
+def test_ctrl_c_twice(tmp_path):
+    """SIGINT to a ``rths-ident run rc-frame --engine stepwise`` child once its record has
+    steps, and again 0.1 s later, while the specimen is being brought to rest: the second
+    only says the test is stopping; the child brings the specimen to rest, writes the
+    operator's stop into the record, prints one line saying where it is, exits 130.
+
+    On a quiet machine the whole safe stop (2.5 s of test time, computed) may end before the
+    second press lands: then that press found nothing to defer and the run is tried again
+    (at most three times) so that the second press's line is checked."""
+    for attempt in range(3):
+        path = tmp_path / f"attempt{attempt}" / "test_record.h5"
+        path.parent.mkdir()
+        returncode, err, later_presses = _ctrl_c_twice_once(path)
+        if returncode != 130 or "Ctrl-C again does not interrupt" in err:
+            break
+    assert returncode == 130, err
     assert "Traceback" not in err
     lines = err.strip().splitlines()
     stopping = [line for line in lines if "Ctrl-C again does not interrupt" in line]
