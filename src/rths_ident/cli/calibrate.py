@@ -53,10 +53,15 @@ def report(result: dict) -> str:
               f"{_fmt(result['J2_after'])}",
               f"  wall {result['wall_s']:.1f} s (compile {result['compile_s']:.1f} s, search {result['search_s']:.1f} s)"]
     lines += warning_lines(result.get("warnings", []))
-    lines += ["  the gains as test-file lines (paste them into its [compensation] table):",
-              "    [compensation]", f"    kind = {plain_value(result['compensator'])}"]
-    lines += [f"    {option_name(name)} = {plain_value(float(value))}" for name, value in result["gains"].items()]
+    lines += _test_file_lines(result["compensator"], {option_name(n): v for n, v in result["gains"].items()})
     return "\n".join(lines)
+
+
+def _test_file_lines(compensator: str, gains: dict) -> list[str]:
+    """The found gains as the ``[compensation]`` lines of a test file (gain name → value)."""
+    return ["  the gains as test-file lines (paste them into its [compensation] table):",
+            "    [compensation]", f"    kind = {plain_value(compensator)}",
+            *(f"    {name} = {plain_value(float(value))}" for name, value in gains.items())]
 
 
 def _calibrate(args: argparse.Namespace) -> int:
@@ -129,9 +134,7 @@ def twin_report(result: dict) -> str:
               f"runs it; the best in the search's batch: {result['J2_best_in_search']:.6g} %)",
               f"  wall {result['wall_s']:.1f} s (search {result['search_s']:.1f} s)"]
     lines += warning_lines(result.get("warnings", []))
-    lines += ["  the gains as test-file lines (paste them into its [compensation] table):",
-              "    [compensation]", f"    kind = {plain_value(result['compensator'])}"]
-    lines += [f"    {name} = {plain_value(float(value))}" for name, value in result["gains"].items()]
+    lines += _test_file_lines(result["compensator"], result["gains"])
     return "\n".join(lines)
 
 
