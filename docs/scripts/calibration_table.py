@@ -22,7 +22,6 @@ Duration: the eight studies took 22 min wall on a 2-core machine at a load of 9â
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import io
 import json
@@ -34,7 +33,7 @@ import tempfile
 import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from page_markers import replace_between_markers  # noqa: E402
+from page_markers import measure_or_write_page  # noqa: E402
 
 PAGE = pathlib.Path(__file__).resolve().parents[1] / "calibration.md"
 STUDIES = (("amb", "pso"), ("amb", "de"), ("amb", "gradient"), ("damb", "pso"), ("damb", "de"),
@@ -131,18 +130,7 @@ def table(rows: list[dict]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    group = parser.add_mutually_exclusive_group(required=True)
-    group.add_argument("--out", help="run the eight studies and write their rows as JSON")
-    group.add_argument("--page", help="write docs/calibration.md's table from a JSON of --out")
-    args = parser.parse_args()
-    if args.out:
-        return measure(args.out)
-    with open(args.page, encoding="utf-8") as handle:
-        rows = json.load(handle)
-    PAGE.write_text(replace_between_markers(PAGE.read_text(encoding="utf-8"), "calibration-results", table(rows)),
-                    encoding="utf-8")
-    print(f"wrote {PAGE}")
+    measure_or_write_page(__doc__.splitlines()[0], measure, PAGE, "calibration-results", table)
 
 
 if __name__ == "__main__":

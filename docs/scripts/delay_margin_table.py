@@ -112,12 +112,14 @@ def _part(result):
     return {"margin": result["margin"], "bracket": list(result["bracket"]), "trip": trip}
 
 
-def _factor(part, end: str) -> str:
+def _factor(part, when_none: str, with_time: bool = True) -> str:
+    """"×F (INTERLOCK at T s)": the first factor found to fail and what ended it."""
     if part is None:
         return "–"
     if part["margin"] is None:
-        return f"none to ×{end}"
-    return f"×{part['bracket'][1]:.3g} ({part['trip']['interlock']} at {part['trip']['time_s']:.2f} s)"
+        return when_none
+    at = f" at {part['trip']['time_s']:.2f} s" if with_time else ""
+    return f"×{part['bracket'][1]:.3g} ({part['trip']['interlock']}{at})"
 
 
 def parameter_table(rows: list[dict], where: str) -> str:
@@ -134,10 +136,10 @@ def parameter_table(rows: list[dict], where: str) -> str:
                         f"×{actual['bracket'][0]:.3g}; {actual['trip']['interlock']})")
         else:
             difference, stepwise = "–", (checked.replace("_", " ") if checked else "–", "–")
-        lines.append(f"| {row['test']} | {row['actuator_field']} | {_factor(row['actuator_over'], f'{sweep.actuator_high:g}')} | "
-                     f"{_factor(row['actuator_under'], f'{sweep.actuator_low:g}')} | "
-                     f"{', '.join(row['specimen_fields']) or '–'} | {_factor(row['specimen_over'], f'{sweep.specimen_high:g}')} | "
-                     f"{_factor(row['specimen_under'], f'{sweep.specimen_low:g}')} | {stepwise[0]} | {stepwise[1]} | "
+        lines.append(f"| {row['test']} | {row['actuator_field']} | {_factor(row['actuator_over'], f'none to ×{sweep.actuator_high:g}')} | "
+                     f"{_factor(row['actuator_under'], f'none to ×{sweep.actuator_low:g}')} | "
+                     f"{', '.join(row['specimen_fields']) or '–'} | {_factor(row['specimen_over'], f'none to ×{sweep.specimen_high:g}')} | "
+                     f"{_factor(row['specimen_under'], f'none to ×{sweep.specimen_low:g}')} | {stepwise[0]} | {stepwise[1]} | "
                      f"{difference} |")
     lines.append("")
     lines.append(f"Machine: {where}. Factors: the first found to fail (the twin over the first "
@@ -159,14 +161,6 @@ def _ends(part) -> str:
     return f"{part['trip']['interlock']} at {part['trip']['time_s']:.2f} s"
 
 
-def _gain(part, side: str) -> str:
-    if part is None:
-        return "–"
-    if part["margin"] is None:
-        return f"none {side}"
-    return f"×{part['bracket'][1]:.3g} ({part['trip']['interlock']})"
-
-
 def table(rows: list[dict], where: str) -> str:
     lines = ["| test (compensation, transition) | window [s] | tracking limit [mm] | predicted τ_m [ms] "
              "(fused twin, vmap) | ends by | step-wise loop τ_m [ms] (bisected) | ends by | difference | "
@@ -180,8 +174,8 @@ def table(rows: list[dict], where: str) -> str:
             difference = "–"
         lines.append(f"| {row['test']} ({row['compensator']}, {row['transition']}) | {row['window_s']:g} | "
                      f"{1e3 * row['tracking_limit_m']:.3g} | {_ms(predicted)} | {_ends(predicted)} | {_ms(actual)} | "
-                     f"{_ends(actual)} | {difference} | {_gain(row['gain_over'], 'up to ×3')} / "
-                     f"{_gain(row['gain_under'], 'down to ×0')} |")
+                     f"{_ends(actual)} | {difference} | {_factor(row['gain_over'], 'none up to ×3', with_time=False)} / "
+                     f"{_factor(row['gain_under'], 'none down to ×0', with_time=False)} |")
     lines.append("")
     lines.append(f"Machine: {where}. τ_m: the first extra delay found to fail (in brackets the largest found to "
                  "run); difference: predicted over step-wise − 1.")

@@ -23,7 +23,7 @@ import math
 import tempfile
 from pathlib import Path
 
-from page_markers import replace_between_markers  # docs/scripts/page_markers.py
+from page_markers import print_or_write_tables  # docs/scripts/page_markers.py
 from typing import NamedTuple
 
 import rths_ident
@@ -246,15 +246,7 @@ def main(argv=None) -> int:
             entries.append((label, j4))
             print(f"ablation: {label}: worst {max(j4[k] / oracle[k[0]] for k in j4):.2f}", flush=True)
         tables["lugre-frame-ablation"] = ablation_table(entries, oracle)
-    if args.write is None:
-        for table in tables.values():
-            print(table + "\n")
-    else:
-        text = args.write.read_text()
-        for name, table in tables.items():
-            text = replace_between_markers(text, name, table)
-        args.write.write_text(text)
-        print(f"tables → {args.write}")
+    print_or_write_tables(tables, args.write)
     return 0
 
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from page_markers import replace_between_markers  # docs/scripts/page_markers.py
+from page_markers import print_or_write_tables  # docs/scripts/page_markers.py
 
 import numpy as np
 import scipy.linalg
@@ -272,12 +272,4 @@ if __name__ == "__main__":
                f"the package's Newmark reference {ours['x_mm']:.2f} mm, {ours['theta_mrad']:.2f} mrad.")
     tables = {"marths-check-reference": summary, "marths-check-stiffness": stiffness_table(result),
               "marths-check-demand": demand_table(result), "marths-check-rotation": rotation_table(result)}
-    if args.write is None:
-        for table in tables.values():
-            print(table + "\n")
-    else:
-        text = args.write.read_text()
-        for name, table in tables.items():
-            text = replace_between_markers(text, name, table)
-        args.write.write_text(text)
-        print(f"tables → {args.write}")
+    print_or_write_tables(tables, args.write)

@@ -21,7 +21,7 @@ import json
 import tempfile
 from pathlib import Path
 
-from page_markers import replace_between_markers  # docs/scripts/page_markers.py
+from page_markers import print_or_write_tables  # docs/scripts/page_markers.py
 
 CONTROLLERS = ("lqg", "damb", "ideal")
 RECORDS = ("elcentro", "kobe", "morgan")
@@ -108,12 +108,4 @@ if __name__ == "__main__":
         json_dir.mkdir(parents=True, exist_ok=True)
         results = {c: run_controller(c, json_dir, args.reuse_json) for c in CONTROLLERS}
     tables = {"marths-j-table": j_table(results), "marths-realisability": realisability_lines(results)}
-    if args.write is None:
-        for table in tables.values():
-            print(table + "\n")
-    else:
-        text = args.write.read_text()
-        for name, table in tables.items():
-            text = replace_between_markers(text, name, table)
-        args.write.write_text(text)
-        print(f"tables → {args.write}")
+    print_or_write_tables(tables, args.write)

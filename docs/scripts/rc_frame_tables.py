@@ -35,7 +35,7 @@ import functools
 import json
 from pathlib import Path
 
-from page_markers import replace_between_markers  # docs/scripts/page_markers.py
+from page_markers import print_or_write_tables  # docs/scripts/page_markers.py
 
 import numpy as np
 import scipy.interpolate
@@ -350,12 +350,4 @@ if __name__ == "__main__":
     with open(args.out, "w") as f:
         json.dump(results, f, indent=2)
     tables = {f"rc-frame-{name}": runners[name][1](results[name]) for name in wanted}
-    if args.write is None:
-        for table in tables.values():
-            print(table + "\n")
-    else:
-        text = args.write.read_text()
-        for name, table in tables.items():
-            text = replace_between_markers(text, name, table)
-        args.write.write_text(text)
-        print(f"tables → {args.write}")
+    print_or_write_tables(tables, args.write)

@@ -24,7 +24,6 @@ a 2-core machine at a load of 12 (measured 2026-11-27); ``--page`` takes seconds
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import pathlib
@@ -36,7 +35,7 @@ from rths_ident.datasets import load_hysteresis_test
 from rths_ident.estimators.offline import FitData, fit_all
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from page_markers import replace_between_markers  # noqa: E402
+from page_markers import measure_or_write_page  # noqa: E402
 
 PAGE = pathlib.Path(__file__).resolve().parents[1] / "fitting.md"
 TESTS = ("kunnath", "gill", "daniel")
@@ -118,19 +117,8 @@ def table(rows: list[dict]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    group = parser.add_mutually_exclusive_group(required=True)
-    group.add_argument("--out", help="measure and write the rows as JSON")
-    group.add_argument("--page", help="write docs/fitting.md's table from a JSON of --out")
-    args = parser.parse_args()
     rths_ident.configure()
-    if args.out:
-        return measure(args.out)
-    with open(args.page, encoding="utf-8") as handle:
-        rows = json.load(handle)
-    PAGE.write_text(replace_between_markers(PAGE.read_text(encoding="utf-8"), "real-members", table(rows)),
-                    encoding="utf-8")
-    print(f"wrote {PAGE}")
+    measure_or_write_page(__doc__.splitlines()[0], measure, PAGE, "real-members", table)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ import json
 import tempfile
 from pathlib import Path
 
-from page_markers import replace_between_markers  # docs/scripts/page_markers.py
+from page_markers import print_or_write_tables  # docs/scripts/page_markers.py
 
 import numpy as np
 
@@ -144,12 +144,4 @@ if __name__ == "__main__":
             results = {site: run_paper_case(scenario, case, site, Path(scratch)) for site in SITES}
             tables[f"rig-paper-{case}"] = paper_table(results)
     tables["rig-recovery-table"] = recovery_table(recovery_rows(args.specimens))
-    if args.write is None:
-        for table in tables.values():
-            print(table + "\n")
-    else:
-        text = args.write.read_text()
-        for name, table in tables.items():
-            text = replace_between_markers(text, name, table)
-        args.write.write_text(text)
-        print(f"tables → {args.write}")
+    print_or_write_tables(tables, args.write)

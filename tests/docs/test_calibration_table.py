@@ -4,18 +4,14 @@ command reports them; the page carries the markers."""
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "docs" / "scripts" / "calibration_table.py"
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("calibration_table", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return importlib.import_module("calibration_table")  # docs/scripts is on the path (conftest.py)
 
 
 DAMB = {"compensator": "damb", "method": "pso", "iterations": 30, "iterations_done": 30,

@@ -4,22 +4,18 @@ marker lines; a run's ratios are the command's own, recomputed here from its log
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "docs" / "scripts" / "command_smoothness_table.py"
 DOC = ROOT / "docs" / "hybrid" / "smooth_commands.md"
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("command_smoothness_table", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return importlib.import_module("command_smoothness_table")  # docs/scripts is on the path (conftest.py)
 
 
 def _row(continuity, peak, jump, j2):

@@ -4,19 +4,15 @@ page has the table's marker lines."""
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "docs" / "scripts" / "delay_margin_table.py"
 DOC = ROOT / "docs" / "hybrid" / "interlocks.md"
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("delay_margin_table", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return importlib.import_module("delay_margin_table")  # docs/scripts is on the path (conftest.py)
 
 
 def _part(low, high, interlock="tracking_error", time_s=1.74):

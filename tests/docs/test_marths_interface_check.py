@@ -1,21 +1,16 @@
 """docs/scripts/marths_interface_check.py: the maRTHS interface demand checked without the
 package's model code agrees with the package, and the finding it documents holds."""
 
-import importlib.util
-from pathlib import Path
+import importlib
 
 import numpy as np
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "docs" / "scripts" / "marths_interface_check.py"
 
 
 @pytest.fixture(scope="module")
 def check():
-    spec = importlib.util.spec_from_file_location("marths_interface_check", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return importlib.import_module("marths_interface_check")  # docs/scripts is on the path (conftest.py)
 
 
 @pytest.fixture(scope="module")

@@ -3,22 +3,18 @@
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import json
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "docs" / "scripts" / "performance_table.py"
 DOC = ROOT / "docs" / "performance.md"
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("performance_table", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return importlib.import_module("performance_table")  # docs/scripts is on the path (conftest.py)
 
 
 #: a bench JSON as `rths-ident bench --only engines components batch --json` writes it

@@ -4,7 +4,7 @@ error against a signal whose smooth interpolant is known exactly, dAMB's gains a
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 from pathlib import Path
 
 import numpy as np
@@ -14,14 +14,10 @@ import rths_ident
 from rths_ident.hybrid.fast_side.compensation import damb
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "docs" / "scripts" / "rc_frame_tables.py"
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("rc_frame_tables", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return importlib.import_module("rc_frame_tables")  # docs/scripts is on the path (conftest.py)
 
 
 def test_transition_error_against_a_cubic_is_the_scale_error():

@@ -3,21 +3,17 @@ docs/hybrid/realtime.md (cells written out by hand below), between the page's ma
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import json
 from pathlib import Path
 
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "docs" / "scripts" / "realtime_table.py"
 DOC = ROOT / "docs" / "hybrid" / "realtime.md"
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("realtime_table", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return importlib.import_module("realtime_table")  # docs/scripts is on the path (conftest.py)
 
 
 def _figures(median, p99, missed, **extra):
