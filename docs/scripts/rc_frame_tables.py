@@ -193,6 +193,11 @@ def _chain(*edits):
     return edit
 
 
+# The thesis names its client solver "Dormand–Prince" (§3.3.2); the digest (000 §12.3, from [REPO]'s .slx,
+# which is binary and not readable here) says fixed-step ode8 at 1/4000 s. Followed: ode8. Both read the
+# same way for this row: ode8 (Prince–Dormand RK8(7)13M) has |R(1.67i)| = 1 − 7e-7 at the thesis' oil
+# column (h|λ| = 1.67), i.e. it integrates it as converged sub-steps do, and ode5 (Dormand–Prince 5) has
+# |R(1.67i)| = 1.0076, unstable there, so the thesis' runs cannot have used it.
 _CONVERGED = _actuator_integration("exact", 16)
 _OPENSEES_LINEAR = {"substructure": {"backend": "opensees", "model": "linear"}}
 
