@@ -13,6 +13,7 @@ from rths_ident.metrics import (
     delay_alignment_shift,
     fei_delay,
     frequency_evaluation_index,
+    j2_measured_at_step_start,
     j2_tracking_error,
     j4_global_error,
     marths_indices,
@@ -83,6 +84,28 @@ def test_j2_of_scaled_signal():
 def test_j2_of_offset_sine():
     x = sine(8000, 2.0, amplitude=3.0)  # rms = 3/sqrt(2)
     assert j2_tracking_error(x, x + 0.03) == pytest.approx(0.03 / (3 / math.sqrt(2)) * 100, rel=1e-9)
+
+
+def test_j2_measured_at_step_start_closed_form_on_a_sine():
+    """A sine logged at the end of each step: paired with the target at the step's start
+    it is the target itself (J2 = 0); paired as logged it leads by one step h, and
+    rms(sin(ω(t + h)) − sin(ωt)) / rms(sin ωt) = 2|sin(ωh/2)| over whole periods."""
+    fs, f, n = 4000.0, 5.0, 8000  # 10 whole periods
+    t = np.arange(n + 1) / fs
+    target = np.sin(2 * np.pi * f * t[:-1])
+    at_step_end = np.sin(2 * np.pi * f * t[1:])
+    assert j2_measured_at_step_start(target, at_step_end) == pytest.approx(0.0, abs=1e-12)
+    closed_form = 200.0 * abs(math.sin(math.pi * f / fs))  # 2|sin(ωh/2)| in %
+    assert j2_tracking_error(target, at_step_end) == pytest.approx(closed_form, rel=1e-9)
+
+
+def test_j2_measured_at_step_start_against_numpy_rms():
+    rng = np.random.default_rng(7)
+    target, measured = rng.normal(size=500), rng.normal(size=500)
+    expected = np.sqrt(np.mean((measured[:-1] - target[1:]) ** 2) / np.mean(target[1:] ** 2)) * 100
+    assert j2_measured_at_step_start(target, measured) == pytest.approx(expected, rel=1e-12)
+    with pytest.raises(ValueError, match="measured_at_step_end"):
+        j2_measured_at_step_start(target, measured[:-1])
 
 
 # ---- J4 with alignment --------------------------------------------------------------

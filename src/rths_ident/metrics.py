@@ -31,6 +31,7 @@ __all__ = [
     "nrms_error_percent",
     "peak_error_percent",
     "j2_tracking_error",
+    "j2_measured_at_step_start",
     "FrequencyEvaluation",
     "frequency_evaluation_index",
     "fei_delay",
@@ -116,6 +117,25 @@ def j2_tracking_error(target, measured) -> float:
     Identical to the repository's ``rms(x_t − x_m)/rms(x_t)*100``.
     """
     return nrms_error_percent(_signal("target", target), _signal("measured", measured))
+
+
+def j2_measured_at_step_start(target, measured_at_step_end) -> float:
+    """J2 [%] (Table 4.1) with x_m(i) sampled at the *start* of fast step i, from a log
+    whose ``measured_at_step_end[i]`` is the displacement at the *end* of step i.
+
+    The fast side here logs, beside the target x_t(i) of step i, the displacement at the
+    end of that step (the response to the command issued with x_t(i)). A Simulink model
+    samples the output of a continuous block at the step's start t_i instead, before the
+    step's command has acted: there x_m(i) = x(t_i) is the end of step i − 1. This pairs
+    ``target[1:]`` with ``measured_at_step_end[:-1]`` (the first sample, without a
+    predecessor, is dropped) and applies :func:`j2_tracking_error`.
+    """
+    target = _signal("target", target)
+    measured = _signal("measured_at_step_end", measured_at_step_end)
+    _same_shape("target", target, "measured_at_step_end", measured)
+    if target.size < 2:
+        raise ValueError(f"target: at least 2 samples needed to pair x_t(i) with x_m(i − 1); got {target.size}")
+    return j2_tracking_error(target[1:], measured[:-1])
 
 
 class FrequencyEvaluation(NamedTuple):

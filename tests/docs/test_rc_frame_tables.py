@@ -49,9 +49,13 @@ def test_damb_gains_are_those_calibrate_builds():
 
 def test_the_parts_table_has_one_line_per_part():
     script = _script()
-    row = {"part": "shipped", "J2": 2.58321, "transition_error": 4.2731, "measured_vs_smooth": 5.6703,
+    row = {"part": "shipped", "J2": 2.58321, "J2_at_step_start": 2.72771, "tau_ms": 0.029622,
+           "tau_at_step_start_ms": 0.280087, "transition_error": 4.2731, "measured_vs_smooth": 5.6703,
            "J4_roof": 0.02326, "command_peak_ratio": 1.0213, "command_jump_ratio": 2.5747}
-    assert script.j2_parts_table([row]).splitlines()[-1] == "| shipped | 2.583 | 4.273 | 5.670 | 0.023 | 1.021 | 2.57 |"
+    assert (script.j2_parts_table([row]).splitlines()[-1]
+            == "| shipped | 2.583 | 2.728 | 0.030 / 0.280 | 4.273 | 5.670 | 0.023 | 1.021 | 2.57 |")
+    earlier = {key: value for key, value in row.items() if key not in ("J2_at_step_start", "tau_ms")}
+    assert script.j2_parts_table([earlier]).splitlines()[-1] == "| shipped | 2.583 | — | — | 4.273 | 5.670 | 0.023 | 1.021 | 2.57 |"
     assert rths_ident.load_test("rc-frame").config.transition_continuity == 2  # the table's first row is the shipped test
 
 
@@ -61,3 +65,29 @@ def test_parts_not_rerun_come_from_the_earlier_rows_in_table_order():
     earlier = [{"part": labels[2], "J2": 2.0}, {"part": labels[0], "J2": 1.0}, {"part": "gone", "J2": 9.0}]
     rows = script.j2_parts(only=set(), earlier=earlier)
     assert [row["part"] for row in rows] == [labels[0], labels[2]]
+
+
+def test_an_edited_part_runs_under_a_key_of_its_own():
+    """The compiled loop and its stored arguments are kept per test key: an edited fast side
+    under the file's key would run with the first test's arguments. Each edit gets its own
+    key, one the program store never keeps (``package_key`` None: traced in every process)."""
+    from typing import Any, NamedTuple
+
+    from rths_ident import exported_programs
+
+    script = _script()
+
+    class Hybrid(NamedTuple):
+        fast_side: Any
+        key: Any
+
+    class Side(NamedTuple):
+        compensation: Any = None
+
+    cfg = rths_ident.load_test("rc-frame").config
+    hybrid = Hybrid(Side(), cfg.program_key())
+    keys = {script._edited(hybrid, cfg, edit).key for edit in ((4.0, 1.0, 1.0), (10.0, 0.9999, 1.0),
+                                                                {"filter_sample_rate": 50.0})}
+    assert len(keys) == 3 and hybrid.key not in keys
+    assert all(exported_programs.package_key(key) is None for key in keys)
+    assert exported_programs.package_key(hybrid.key) is not None  # the file's own key is stored

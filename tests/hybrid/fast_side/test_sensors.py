@@ -119,7 +119,22 @@ def test_noise_plus_quantization_sample_variance():
     assert np.var(out) == pytest.approx(expected, rel=5 * np.sqrt(2 / N))
 
 
+def test_held_noise_is_one_draw_per_block_of_variance_power_over_block_time():
+    """hold_samples = H: the [REPO]'s noise block at sample time H·dt (dtsim = 80 fast
+    steps): constant over each block of H samples, variance P/(H·dt) across blocks."""
+    hold, blocks, power = 80, 8000, THESIS_DISPLACEMENT_NOISE_POWER
+    params = SensorParams(noise_power=power, hold_samples=hold)
+    _, out = sensor_step(params, sensor_init(params, 3), SensorInputs(jnp.zeros(hold * blocks)), DT)
+    per_block = np.asarray(out).reshape(blocks, hold)
+    assert np.array_equal(per_block, np.repeat(per_block[:, :1], hold, axis=1))
+    # sample variance of `blocks` Gaussian draws: relative std sqrt(2/blocks) = 1.6 %; allow 5 sigma
+    assert np.var(per_block[:, 0]) == pytest.approx(power / (hold * DT), rel=5 * np.sqrt(2 / blocks))
+    with pytest.raises(ParameterError, match="hold_samples"):
+        sensor_step(params, sensor_init(params, 3), SensorInputs(jnp.zeros(hold + 1)), DT)
+
+
 @pytest.mark.parametrize("bad, name", [(dict(noise_power=-1.0), "noise_power"),
+                                       (dict(hold_samples=0), "hold_samples"),
                                        (dict(adc_bits=-1), "adc_bits"),
                                        (dict(adc_full_scale=0.0), "adc_full_scale")])
 def test_bad_sensor_parameters(bad, name):

@@ -5,7 +5,11 @@ block with *noise power* P (the height of the two-sided power spectral density,
 [unit²/Hz] = [unit²·s]) and sample time T_s outputs independent Gaussian samples of
 variance ``P / T_s`` (standard deviation ``sqrt(P/T_s)`` — the repository's
 ``rms = sqrt(power/samplePeriod)``). The one-sided PSD of that sequence is ``2 P`` up to
-the Nyquist frequency ``1/(2 T_s)``. Here ``T_s`` is the ``dt`` of each call.
+the Nyquist frequency ``1/(2 T_s)``. Here ``T_s`` is the ``dt`` of each call, or, with
+``hold_samples`` = H > 1, H·dt: one draw of σ = sqrt(P/(H·dt)) held over H consecutive
+samples of an array measured at once. The [REPO] Case 4 model runs its noise blocks at
+the slow sample time dtsim = 0.02 s (its ``rmsD = sqrt(rms_noise_DT/dtsim)``, digest 000
+§12.3) while the loop samples at 4000 Hz: H = 80.
 
 Source values, and their conversion to SI:
 
@@ -59,7 +63,7 @@ THESIS_DISPLACEMENT_NOISE_POWER = 6.25e-13 * INCH**2
 THESIS_FORCE_NOISE_POWER = 1.16e-13 * KIP**2
 
 
-@params_dataclass(static=("adc_bits",))
+@params_dataclass(static=("adc_bits", "hold_samples"))
 class SensorParams:
     """One measurement channel (displacement in m or force in N)."""
 
@@ -69,12 +73,17 @@ class SensorParams:
     adc_full_scale: float = field_range(
         1.0, low=0.0, low_inclusive=False, unit="unit", doc="ADC range ±full scale")
     adc_bits: int = 0
+    hold_samples: int = 1  # H: one noise draw held over H samples (module doc); 1 = a draw per sample
 
     def __post_init__(self):
         if not isinstance(self.adc_bits, (int, np.integer)) or not (0 <= int(self.adc_bits) <= 32):
             raise ParameterError(
                 f"SensorParams.adc_bits = {self.adc_bits!r} must be an integer in [0, 32] "
                 "(0 = no quantization)")
+        if not isinstance(self.hold_samples, (int, np.integer)) or int(self.hold_samples) < 1:
+            raise ParameterError(
+                f"SensorParams.hold_samples = {self.hold_samples!r} must be an integer ≥ 1 "
+                "(1 = an independent noise sample per measured sample)")
 
     @classmethod
     def thesis_displacement(cls, **changes) -> "SensorParams":
@@ -129,11 +138,21 @@ def quantize(value, full_scale, bits: int):
 def sensor_step(params: SensorParams, state: SensorState, inputs: SensorInputs, dt):
     """Measure ``inputs.true_value`` (scalar or array) over a sample of ``dt`` [s].
 
-    Returns ``(state, measured)``: ``true + σ·N(0, 1)``, then quantized if enabled.
+    Returns ``(state, measured)``: ``true + σ·N(0, 1)``, then quantized if enabled. With
+    ``params.hold_samples`` = H > 1, ``true_value`` is a 1-D array of a multiple of H
+    samples and each draw, of σ = sqrt(P/(H·dt)), is held over H of them.
     """
     key, sub = jax.random.split(state.key)
     true_value = jnp.asarray(inputs.true_value, dtype=jnp.float64)
-    noise = noise_standard_deviation(params, dt) * jax.random.normal(sub, true_value.shape, jnp.float64)
+    hold = int(params.hold_samples)
+    if hold == 1:
+        noise = noise_standard_deviation(params, dt) * jax.random.normal(sub, true_value.shape, jnp.float64)
+    else:
+        if true_value.ndim != 1 or true_value.shape[0] % hold:
+            raise ParameterError(f"SensorParams.hold_samples = {hold}: the samples measured at once must be a 1-D "
+                                 f"array of a multiple of {hold} samples; got shape {true_value.shape}")
+        draws = jax.random.normal(sub, (true_value.shape[0] // hold,), jnp.float64)
+        noise = noise_standard_deviation(params, dt * hold) * jnp.repeat(draws, hold)
     measured = true_value + noise
     if params.adc_bits > 0:  # static configuration, not a traced value
         measured = quantize(measured, params.adc_full_scale, params.adc_bits)
