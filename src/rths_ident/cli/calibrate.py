@@ -65,7 +65,7 @@ def _test_file_lines(compensator: str, gains: dict) -> list[str]:
 
 
 def _calibrate(args: argparse.Namespace) -> int:
-    from rths_ident.calibration.study import calibrate  # noqa: PLC0415
+    from rths_ident.scenarios.sdof_calibration import calibrate  # noqa: PLC0415
     from rths_ident.cli.endings import EXIT_INTERRUPTED  # noqa: PLC0415
     from rths_ident.operator_stop import OperatorStopped  # noqa: PLC0415
     from rths_ident.output_paths import check_output_file, check_output_folder  # noqa: PLC0415
