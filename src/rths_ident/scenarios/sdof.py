@@ -130,7 +130,7 @@ def build(cfg: SDOFTestConfig) -> HybridTest:
 
     def reference():
         """The prototype with the whole k numerical: x (N, 1) [m] and the lab force k_lab λ x [N]."""
-        x = _reference_displacement(cfg, ground_accel)
+        x = reference_displacement(cfg, ground_accel)
         return x[:, None], cfg.lab_stiffness * cfg.length_scale * x
 
     test = HybridTest(
@@ -154,7 +154,7 @@ def _ideal_run(params, ground_accel, lab_stiffness, dt):
     return x
 
 
-def _reference_displacement(cfg: SDOFTestConfig, ground_accel) -> np.ndarray:
+def reference_displacement(cfg: SDOFTestConfig, ground_accel) -> np.ndarray:
     """x [m] of the prototype at t_1 … t_N with an ideal interface (module doc)."""
     return np.asarray(_ideal_run(cfg.ns_params(), jnp.asarray(ground_accel), float(cfg.lab_stiffness),
                                  1.0 / cfg.slow_rate))
@@ -162,7 +162,7 @@ def _reference_displacement(cfg: SDOFTestConfig, ground_accel) -> np.ndarray:
 
 def _reference_target(cfg: SDOFTestConfig, ground_accel) -> np.ndarray:
     """DDMRT's training signal: the lab target λ x of the reference [m]."""
-    return cfg.length_scale * _reference_displacement(cfg, ground_accel)
+    return cfg.length_scale * reference_displacement(cfg, ground_accel)
 
 
 def run_scenario(cfg: SDOFTestConfig, options: RunOptions = RunOptions()) -> dict:

@@ -28,12 +28,12 @@ from rths_ident.hybrid.fast_side.fast_chunk import fast_params, initial_fast_sta
 from rths_ident.hybrid.loop.assembled import initial_loop_state, slow_step_functions
 from rths_ident.scenarios.sdof import SDOFTestConfig, build
 
-__all__ = ["test_config", "build_study", "calibrate"]
+__all__ = ["calibration_config", "build_study", "calibrate"]
 
 _OWN_TRANSFER_SYSTEMS = itertools.count()
 
 
-def test_config(kind: str, settings: StudySettings = StudySettings()) -> SDOFTestConfig:
+def calibration_config(kind: str, settings: StudySettings = StudySettings()) -> SDOFTestConfig:
     """The ``sdof`` test a calibration of compensator ``kind`` runs for each specimen (its
     specimen fields are the sample's; the compensator's gains the candidate's)."""
     return SDOFTestConfig(record=settings.record, record_scale=settings.record_scale, record_start=settings.start,
@@ -44,13 +44,13 @@ def test_config(kind: str, settings: StudySettings = StudySettings()) -> SDOFTes
 
 def build_study(kind: str, settings: StudySettings = StudySettings(), actuator=None,
                 actuator_step=None) -> SDOFStudy:
-    """The study of compensator ``kind``: the ``sdof`` test of :func:`test_config` as the
+    """The study of compensator ``kind``: the ``sdof`` test of :func:`calibration_config` as the
     runner builds it, behind ``actuator`` (default the test's: the shipped Carrion–Spencer
     actuator, seed 000 Table 2.1) stepped by ``actuator_step`` (default the test's; any
     function of its shape, e.g. :func:`~rths_ident.hybrid.fast_side.actuator.ideal_actuator_step`)."""
     settings = settings.check()
     gain_space(kind, 1.0)  # a compensator with nothing to calibrate: named before any work
-    cfg = test_config(kind, settings)
+    cfg = calibration_config(kind, settings)
     test = build(cfg)
     if actuator is not None or actuator_step is not None:
         side = test.fast_side
