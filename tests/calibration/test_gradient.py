@@ -6,10 +6,11 @@ import pytest
 from rths_ident.calibration import gradient
 from rths_ident.calibration import sdof_rths as st
 from rths_ident.calibration.sample import sample_specimens
+from rths_ident.scenarios.sdof_calibration import build_study
 
 
 def _check(kind, duration, u_shift, rel, h=1e-4):
-    study = st.build_study(kind, st.StudySettings(start=1.5, duration=duration, fast_rate=2000.0))
+    study = build_study(kind, st.StudySettings(start=1.5, duration=duration, fast_rate=2000.0))
     specimens = st.specimen_arrays(study, sample_specimens(2, 0))
     value_and_grad = gradient.make_value_and_grad(study, specimens)
     u = study.space.to_unit(study.space.source) + u_shift

@@ -2,8 +2,8 @@
 
 import pytest
 
-from rths_ident.calibration import study
 from rths_ident.calibration.sdof_rths import StudySettings
+from rths_ident.scenarios import sdof_calibration as study
 
 TINY = StudySettings(start=1.5, duration=0.6, fast_rate=2000.0)
 

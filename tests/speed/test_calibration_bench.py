@@ -26,7 +26,8 @@ def test_a_full_size_amb_population_batch_runs_its_loops_as_single_kernels():
 
     from rths_ident import small_loop_kernels
     from rths_ident.calibration.sample import sample_specimens
-    from rths_ident.calibration.sdof_rths import build_study, make_batch_j2, specimen_arrays
+    from rths_ident.calibration.sdof_rths import make_batch_j2, specimen_arrays
+    from rths_ident.scenarios.sdof_calibration import build_study
 
     study = build_study("amb", StudySettings(start=1.5, duration=0.05, fast_rate=2000.0))
     specimens = specimen_arrays(study, sample_specimens(64, 0))

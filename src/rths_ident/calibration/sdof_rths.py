@@ -1,16 +1,12 @@
-"""One RTHS of an SDOF specimen as a pure function (θ, specimen) → J2, through the fused
-engine (:func:`~rths_ident.hybrid.loop.engine.run_fused`), ``vmap``-able over specimens and
-candidates and differentiable with ``jax.grad``.
+"""One RTHS of an SDOF specimen as a pure function (θ, specimen) → J2, ``vmap``-able over
+specimens and candidates and differentiable with ``jax.grad``: the ``sdof`` test
+(:mod:`rths_ident.scenarios.sdof`, seed 003 §2.3) with its specimen and its compensator's
+gains as the function's arguments.
 
-The test (seed 003 §2.3, our partition): the SDOF prototype m ẍ + c ẋ + k x = −m ẍ_g
-with the stiffness split into a numerical part (1 − α) k and a physical spring α k. The
-numerical substructure integrates m, c and (1 − α) k with the explicit Newmark method
-(γ = ½, β = 0; stable for ω Δt_n < 2, ω Δt_n ≤ 0.21 here) and sends the target
-x_t = λ x (λ: the length scale lab/prototype, default 1/20, so the prototype's
-displacements fit the actuator's ±2 in stroke). The fast side (rate transition →
-compensator → Carrion–Spencer actuator with control–structure interaction → the lab
-spring k_lab → sensors with the thesis' noise powers, or ideal ones) returns the lab force r_lab; the prototype sees
-r = r_lab α k / (λ k_lab). No online identifier, no model updating.
+The study (:class:`SDOFStudy`) holds the test's slow step as the runner compiles it — its
+fast side, its numerical substructure (:mod:`rths_ident.structures.scaled_sdof`), its
+record — built from the test file by :func:`rths_ident.scenarios.sdof_calibration.build_study`;
+this module maps it over a population. No online identifier, no model updating.
 
 J2 = sqrt(Σ (x_m − x_t)² / Σ x_t²) · 100 [%] over every fast sample (seed 000 Table 4.1,
 :func:`rths_ident.metrics.j2_tracking_error`), accumulated inside the loop (the chunk's
@@ -22,31 +18,19 @@ not finite; its J2 is then ``inf`` for the searches (never a small number).
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from rths_ident.errors import ParameterError
-from rths_ident.calibration.gains import GainSpace, gain_space
-from rths_ident.hybrid.fast_side.compensation.registry import COMPENSATORS
+from rths_ident.calibration.gains import GainSpace
 from rths_ident.calibration.sample import Specimens
-from rths_ident.datasets import load_ground_motion, resample_ground_motion
-from rths_ident.hybrid.fast_side import actuator as act
-from rths_ident.hybrid.fast_side import sensors
-from rths_ident.hybrid.loop.engine import LoopState, SlowStepFunctions, run_fused
-from rths_ident.hybrid.fast_side.rate_transition import predictor_corrector
-from rths_ident.estimators.registry import no_identifier
-from rths_ident.hybrid.fast_side.fast_chunk import (
-    FastSide,
-    Strategy,
-    fast_params,
-    initial_fast_state,
-    make_fast_chunk,
-    make_identify,
-)
-from rths_ident.models import LinearElement, LinearParams
+from rths_ident.hybrid.fast_side.fast_chunk import FastSide
+from rths_ident.hybrid.loop.engine import SlowStepFunctions, run_fused
+from rths_ident.models import LinearParams
+from rths_ident.structures.scaled_sdof import scaled_sdof_params
 
 
 class StudySettings(NamedTuple):
@@ -72,66 +56,20 @@ class StudySettings(NamedTuple):
         return self
 
 
-def slow_ground_motion(settings: StudySettings) -> np.ndarray:
-    """ẍ_g [m/s²] at the end of each slow step of the window (t = Δt_n, 2Δt_n, …)."""
-    t, ag = load_ground_motion(settings.record)
-    dt = 1.0 / settings.slow_rate
-    t, ag = resample_ground_motion(t, ag * settings.record_scale, dt)
-    first = int(round(settings.start / dt))
-    n = int(round(settings.duration / dt))
-    if first + n >= len(t):
-        raise ParameterError(f"calibration window start + duration = {settings.start + settings.duration:g} s: "
-                             f"expected at most the record's {t[-1] - t[0]:g} s ({settings.record})")
-    return ag[first + 1: first + n + 1]
-
-
-class NSParams(NamedTuple):
-    mass: jax.Array  # m [kg]
-    damping: jax.Array  # c [N·s/m]
-    stiffness: jax.Array  # numerical (1 − α) k [N/m]
-    force_scale: jax.Array  # r = force_scale · r_lab
-    length_scale: jax.Array  # λ
-
-
-def ns_params(specimens: Specimens, length_scale: float) -> NSParams:
-    """The numerical substructure of each specimen (arrays of shape (n,))."""
-    m = jnp.asarray(specimens.mass)
-    omega = 2.0 * np.pi / jnp.asarray(specimens.period)
-    k = m * omega**2
-    alpha = jnp.asarray(specimens.experimental_share)
-    lam = jnp.full_like(m, length_scale)
-    return NSParams(m, 2.0 * jnp.asarray(specimens.damping_ratio) * m * omega, (1.0 - alpha) * k,
-                    alpha * k / (lam * jnp.asarray(specimens.lab_stiffness)), lam)
-
-
-def make_ns_step(dt: float):
-    """Explicit Newmark (γ = ½, β = 0) on the prototype; state (x_k, v_k^pred)."""
-
-    def ns_step(p: NSParams, state, feedback, ground_accel):
-        x, v_pred = state
-        r = p.force_scale * feedback[0]
-        a = (-p.mass * ground_accel - p.damping * v_pred - p.stiffness * x - r) / (p.mass + 0.5 * dt * p.damping)
-        v = v_pred + 0.5 * dt * a
-        x_next = x + dt * v + 0.5 * dt**2 * a
-        target = jnp.reshape(p.length_scale * x_next, (1,))
-        return (x_next, v + 0.5 * dt * a), target, {"x": x}
-
-    return ns_step
-
-
 class SDOFStudy(NamedTuple):
     """Everything the pure J2 function closes over (built once per compensator)."""
 
     settings: StudySettings
     space: GainSpace
     side: FastSide
-    functions: SlowStepFunctions
+    functions: SlowStepFunctions  # the test's slow step, its fast chunk's log reduced (reduce_chunk)
     ground_accel: jax.Array
     template_fast_params: dict
     template_fast_state: dict
+    initial: Any  # the test's LoopState at rest (its NS state, first target and hook)
 
 
-def _reduce_chunk(chunk):
+def reduce_chunk(chunk):
     """The fast chunk with its log reduced to the J2 sums of the slow step."""
 
     def fast_chunk(fp, fs, target):
@@ -142,43 +80,11 @@ def _reduce_chunk(chunk):
     return fast_chunk
 
 
-def build_study(kind: str, settings: StudySettings = StudySettings(),
-                actuator: act.CarrionSpencerParams | None = None, actuator_step=act.actuator_step) -> SDOFStudy:
-    """The study for compensator ``kind`` behind ``actuator`` (default: the shipped
-    Carrion–Spencer actuator, Table 2.1 of seed 000). ``actuator_step``: the transfer
-    system's step (:func:`~rths_ident.hybrid.fast_side.actuator.actuator_step` or any function of
-    its shape, e.g. :func:`~rths_ident.hybrid.fast_side.actuator.ideal_actuator_step`)."""
-    settings = settings.check()
-    actuator = act.CarrionSpencerParams(substeps=settings.actuator_substeps) if actuator is None else actuator
-    space = gain_space(kind, actuator.loop_gain())
-    ratio = int(round(settings.fast_rate / settings.slow_rate))
-    comp_params = COMPENSATORS[kind].default_params(settings.fast_rate, actuator.loop_gain())
-    ideal = sensors.SensorParams()
-    # the same noise realisation (seed 0) in every run: candidates are compared on common
-    # random numbers, and the objective stays a smooth function of θ
-    displacement, force = ((sensors.SensorParams.thesis_displacement(), sensors.SensorParams.thesis_force())
-                           if settings.sensor_noise else (ideal, ideal))
-    side = FastSide(
-        fast_rate=settings.fast_rate, ratio=ratio,
-        transition=Strategy(predictor_corrector, predictor_corrector.PredictorCorrectorParams(
-            ratio=ratio, arrival_tick=ratio // 2)),
-        transition_predicts_ahead=False, compensation=Strategy(space.module, comp_params),
-        actuator_step=actuator_step, actuator=actuator, specimen_model=LinearElement,
-        specimen=LinearParams(k=1.0e4), sensor_displacement=displacement, sensor_force=force,
-        sensor_velocity=ideal, identifier=no_identifier(), identifier_every=1, sensor_noise=settings.sensor_noise)
-
-    def hook(state, estimate, k):
-        return state, jnp.asarray(False)
-
-    functions = SlowStepFunctions(_reduce_chunk(make_fast_chunk(side)), make_identify(side), hook,
-                                  lambda params, theta: params, make_ns_step(1.0 / settings.slow_rate))
-    return SDOFStudy(settings, space, side, functions, jnp.asarray(slow_ground_motion(settings)),
-                     fast_params(side), initial_fast_state(side, 0))
-
-
 def specimen_arrays(study: SDOFStudy, specimens: Specimens) -> dict:
     """The per-specimen leaves the J2 function maps over (arrays of shape (n,))."""
-    return {"ns": ns_params(specimens, study.settings.length_scale),
+    ns = scaled_sdof_params(specimens.mass, specimens.period, specimens.damping_ratio, specimens.experimental_share,
+                            specimens.lab_stiffness, study.settings.length_scale)
+    return {"ns": ns,
             "lab_stiffness": jnp.asarray(specimens.lab_stiffness),
             "kappa": jnp.asarray(specimens.initial_delay_factor)}
 
@@ -192,8 +98,7 @@ def run_one(study: SDOFStudy, theta, specimen: dict):
     fp = dict(study.template_fast_params, compensation=comp_params,
               specimen=LinearParams(m=0.0, c=0.0, k=specimen["lab_stiffness"]))
     fs = dict(study.template_fast_state, compensation=comp_state)
-    ns_state = (jnp.zeros(()), jnp.zeros(()))
-    initial = LoopState(ns_state, fs, jnp.zeros(1), specimen["ns"], ())
+    initial = study.initial._replace(fast_state=fs, ns_params=specimen["ns"])
     final, logs = run_fused(study.functions, fp, initial, study.ground_accel)
     error2, target2 = jnp.sum(logs["fast"]["error2"]), jnp.sum(logs["fast"]["target2"])
     j2 = 100.0 * jnp.sqrt(error2 / target2)

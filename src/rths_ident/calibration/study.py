@@ -1,5 +1,7 @@
-"""The whole calibration study (what ``rths-ident calibrate`` runs): draw the calibration
-and held-out samples, score the start θ, search, score the result on both samples.
+"""The whole calibration study (what ``rths-ident calibrate amb|damb|polynomial`` runs,
+:func:`rths_ident.scenarios.sdof_calibration.calibrate`): draw the calibration and
+held-out samples of specimens of a study's test, score the start θ, search, score the
+result on both samples.
 
 Reproducible for a seed: the calibration sample is drawn with ``seed``, the held-out one
 with ``seed + 1`` (both Latin hypercubes, :mod:`.sample`), and the searches use ``seed``.
@@ -24,40 +26,36 @@ from rths_ident.calibration.gains import with_bounds
 from rths_ident.calibration.trust import calibration_warnings
 from rths_ident.operator_stop import OperatorStopped
 from rths_ident.calibration.sample import BOUNDS, sample_specimens
-from rths_ident.calibration.sdof_rths import (
-    StudySettings,
-    build_study,
-    make_batch_j2,
-    score,
-    specimen_arrays,
-    summary,
-)
+from rths_ident.calibration.sdof_rths import SDOFStudy, make_batch_j2, score, specimen_arrays, summary
 
 METHODS = ("pso", "de", "gradient")
 
 
-def calibrate(kind: str, *, n_specimens: int = 64, n_holdout: int | None = None, method: str = "pso",
-              iterations: int = 30, population: int = 8, seed: int = 0,
-              settings: StudySettings = StudySettings(), start=None,
-              progress: Callable[[int, float], None] | None = None, actuator=None,
-              actuator_step=None, bounds: dict | None = None) -> dict:
-    """Calibrate compensator ``kind`` (``amb`` | ``damb`` | ``polynomial``); returns the
-    result as plain Python/NumPy values (module doc). ``start``: θ to start from (default
-    the sources' values, :mod:`.gains`); ``population``: candidates per batch (PSO, DE);
-    ``actuator``/``actuator_step``: your transfer system (:func:`.sdof_rths.build_study`);
-    ``bounds``: {gain: (low, high)} replacing some gains' boxes (:func:`.gains.with_bounds`;
-    the sources' start is then clipped into the box, a start you give must lie in it).
-    ``warnings`` (:mod:`.trust`): gains on a bound, a held-out J2 that got worse, a
-    search that stopped early and why."""
-    wall_start = time.perf_counter()
+def check_search_options(method: str, n_specimens: int, iterations: int, population: int) -> None:
+    """One clear error for a search option out of range (before any work)."""
     if method not in METHODS:
         raise ParameterError(f"method = {method!r}: expected one of {', '.join(METHODS)}")
     for name, value, low in (("specimens", n_specimens, 1), ("iterations", iterations, 0), ("population", population, 2)):
         if not (isinstance(value, (int, np.integer)) and value >= low):
             raise ParameterError(f"calibration {name} = {value!r}: expected an integer ≥ {low}")
+
+
+def calibrate_population(study: SDOFStudy, *, n_specimens: int = 64, n_holdout: int | None = None,
+                         method: str = "pso", iterations: int = 30, population: int = 8, seed: int = 0, start=None,
+                         progress: Callable[[int, float], None] | None = None, bounds: dict | None = None,
+                         wall_start: float | None = None) -> dict:
+    """Calibrate the compensator of ``study`` (its test's slow step, :mod:`.sdof_rths`)
+    over a population of its specimens; returns the result as plain Python/NumPy values
+    (module doc). ``start``: θ to start from (default the sources' values, :mod:`.gains`);
+    ``population``: candidates per batch (PSO, DE); ``bounds``: {gain: (low, high)}
+    replacing some gains' boxes (:func:`.gains.with_bounds`; the sources' start is then
+    clipped into the box, a start you give must lie in it). ``warnings`` (:mod:`.trust`):
+    gains on a bound, a held-out J2 that got worse, a search that stopped early and why.
+    ``wall_start``: when the work began (``time.perf_counter()``; default now)."""
+    wall_start = time.perf_counter() if wall_start is None else wall_start
+    kind, settings = study.space.kind, study.settings
+    check_search_options(method, n_specimens, iterations, population)
     n_holdout = n_specimens if n_holdout is None else n_holdout
-    study = build_study(kind, settings, actuator) if actuator_step is None else build_study(
-        kind, settings, actuator, actuator_step)
     if bounds:
         study = study._replace(space=with_bounds(study.space, bounds))
     space = study.space

@@ -1,7 +1,7 @@
 """``rths-ident calibrate``: calibrate a compensator's gains — ``calibrate KIND`` over a
-Latin hypercube of SDOF specimens behind the shipped Carrion–Spencer actuator (seed 003
-§2.3; :mod:`rths_ident.calibration`), ``calibrate FILE.toml|SCENARIO`` on that test's own
-virtual twin (:mod:`rths_ident.scenarios.gain_calibration`); docs/calibration.md."""
+Latin hypercube of specimens of the ``sdof`` test (seed 003 §2.3;
+:mod:`rths_ident.scenarios.sdof_calibration`), ``calibrate FILE.toml|SCENARIO`` on that
+test's own virtual twin (:mod:`rths_ident.scenarios.gain_calibration`); docs/calibration.md."""
 
 from __future__ import annotations
 
@@ -65,7 +65,7 @@ def _test_file_lines(compensator: str, gains: dict) -> list[str]:
 
 
 def _calibrate(args: argparse.Namespace) -> int:
-    from rths_ident.calibration.study import calibrate  # noqa: PLC0415
+    from rths_ident.scenarios.sdof_calibration import calibrate  # noqa: PLC0415
     from rths_ident.cli.endings import EXIT_INTERRUPTED  # noqa: PLC0415
     from rths_ident.operator_stop import OperatorStopped  # noqa: PLC0415
     from rths_ident.output_paths import check_output_file, check_output_folder  # noqa: PLC0415
@@ -226,7 +226,8 @@ def add_calibrate_command(subparsers: argparse._SubParsersAction) -> None:
                     "record (the strong motion of El Centro) keeps the study to minutes; --duration 30 for all "
                     "of it.")
     parser.add_argument("compensator", metavar="KIND|TEST",
-                        help=f"a compensator ({', '.join(COMPENSATORS)}): calibrate over SDOF specimens; or a test "
+                        help=f"a compensator ({', '.join(COMPENSATORS)}): calibrate over specimens of the sdof test "
+                             "(rths-ident run sdof); or a test "
                              "(a shipped frame test such as rc-frame, FILE.toml, RECORD.h5): tune its [compensation] "
                              "gains on its own virtual twin, the objective its tracking J2")
     parser.add_argument("--specimens", type=int, default=None, help="calibration sample size (default 64; KIND only)")

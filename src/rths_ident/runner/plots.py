@@ -142,6 +142,17 @@ def plot_frame_test(result: dict, out_dir, param_labels: dict, force_lines: dict
     return paths
 
 
+def plot_sdof_test(result: dict, out_dir) -> list[Path]:
+    """The ``sdof`` test's figures: the actuator's tracking, and the prototype's
+    displacement against the reference's (an ideal interface)."""
+    out = Path(out_dir)
+    out.mkdir(exist_ok=True)  # one level: the caller names an existing parent
+    arrays = result["_arrays"]
+    logs = arrays["logs"][result["updating"]]
+    return [plot_tracking(result, logs, arrays["time_fast"], out / "tracking.png"),
+            _plot_floor_errors(result, out / "reference_vs_hybrid.png")]
+
+
 def _plot_floor_errors(result: dict, path: Path) -> Path:
     """Per floor (roof at the top): hybrid − reference of the run without updating
     (left, its own scale) and of the updated and oracle runs (right)."""

@@ -102,6 +102,9 @@ TEST_KINDS: Registry[TestKind] = Registry("test kind", {
                          "a real one)", "rths_ident.scenarios.rig_sdof"),
     "rig-bridge": TestKind("seed 002's two-mass bridge on the servo rig (cases 4–5)",
                            "rths_ident.scenarios.rig_bridge"),
+    "sdof": TestKind("seed 003's SDOF test (stiffness split, a spring behind the actuator): one specimen of "
+                     "calibrate amb|damb|polynomial's population",
+                     "rths_ident.scenarios.sdof"),
     "shear-frame": TestKind("your own frame (storeys of columns, M/K/C from CSV files or an OpenSeesPy model file), "
                             "one column of any registered model tested on the virtual side or a rig, joint-UKF "
                             "updating of its numerical copies",
@@ -109,7 +112,7 @@ TEST_KINDS: Registry[TestKind] = Registry("test kind", {
 })
 
 #: the shipped tests: name -> its test file in this package (scenarios/shipped/NAME.toml)
-SHIPPED_TESTS = ("lugre-frame", "bw-frame", "rc-frame", "marths", "rig-sdof", "rig-bridge")
+SHIPPED_TESTS = ("lugre-frame", "bw-frame", "rc-frame", "marths", "rig-sdof", "rig-bridge", "sdof")
 
 
 #: how a shipped test file names itself as the source of its values (``Where.source``)

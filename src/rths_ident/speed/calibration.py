@@ -15,8 +15,8 @@ import jax
 import numpy as np
 
 from rths_ident.calibration.sample import sample_specimens
-from rths_ident.calibration.sdof_rths import StudySettings, build_study, make_batch_j2, specimen_arrays
-from rths_ident.calibration.study import calibrate
+from rths_ident.calibration.sdof_rths import StudySettings, make_batch_j2, specimen_arrays
+from rths_ident.scenarios.sdof_calibration import build_study, calibrate
 
 
 def _times(fn, repeats: int) -> np.ndarray:
