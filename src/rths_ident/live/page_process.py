@@ -40,28 +40,16 @@ import time
 
 from rths_ident.errors import ParameterError
 from rths_ident.live.channel import FrameSender, read_frames
+from rths_ident.live.listen import bind_page_sockets
 from rths_ident.live.model_loop import ModelLoopMaker
 
-__all__ = ["LivePageProcess", "bind_page_sockets"]
+__all__ = ["LivePageProcess"]
 
 #: seconds the run's process waits for the child to end after the final state was sent
 END_GRACE_S = 5.0
 #: events waiting for the child's server thread above which its reader stops reading (the
 #: run's sender then keeps its frames, and drops step frames past its own bound)
 READER_BACKLOG = 2048
-
-
-def bind_page_sockets(host: str, port: int) -> list:
-    """The page's listening sockets (``port`` 0: any free port), or one clear error."""
-    import tornado.netutil  # noqa: PLC0415 - only with --live
-
-    if not (isinstance(port, int) and 0 <= port <= 65535):
-        raise ParameterError(f"--live-port {port}: expected a port number 0–65535 (0: any free port)")
-    try:
-        return tornado.netutil.bind_sockets(port, address=host)
-    except OSError as error:
-        raise ParameterError(f"--live-host {host} --live-port {port}: cannot serve the live page there "
-                             f"({error.strerror or error}); choose another port (--live-port 0: any free one)")
 
 
 class LivePageProcess:

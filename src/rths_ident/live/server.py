@@ -46,7 +46,7 @@ import tornado.websocket
 
 from rths_ident.errors import ParameterError
 from rths_ident.live.feed import LiveFeed
-from rths_ident.live.page_process import bind_page_sockets
+from rths_ident.live.listen import bind_page_sockets
 from rths_ident.live.state import LiveState
 from rths_ident.runner.events import StepDone
 
