@@ -7,16 +7,12 @@ import os
 import re
 import signal
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import websocket_connect
 
 from rths_ident.records import read_test_record
-
-SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 
 def _children(pid: int) -> list[int]:
@@ -43,22 +39,12 @@ def _watch_until_step(url: str, step: int) -> dict:
 
 
 @pytest.mark.slow
-def test_a_paced_run_whose_page_process_is_killed_ends_normally_with_a_complete_record(tmp_path):
+def test_a_paced_run_whose_page_process_is_killed_ends_normally_with_a_complete_record(tmp_path, start_live):
     record_path = tmp_path / "record.h5"
-    env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "rths_ident.cli", "run", "lugre-frame", "--engine", "stepwise", "--realtime",
-         "--duration", "4", "--pad", "1", "--no-compare", "--quiet", "--live", "--live-port", "0",
-         "--test-record", str(record_path)], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True)
+    process, url = start_live(["run", "lugre-frame", "--engine", "stepwise", "--realtime", "--duration", "4",
+                               "--pad", "1", "--no-compare", "--quiet", "--live", "--live-port", "0",
+                               "--test-record", str(record_path)], tmp_path)
     try:
-        url = None
-        for line in process.stderr:
-            match = re.search(r"live page → (http://\S+/)", line)
-            if match:
-                url = match.group(1)
-                break
-        assert url is not None
         children = _children(process.pid)
         assert len(children) == 1  # the page's server process
         status = _watch_until_step(url, 20)

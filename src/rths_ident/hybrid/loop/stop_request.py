@@ -21,8 +21,8 @@ __all__ = ["StopRequest"]
 class StopRequest:
     """A one-way flag with what set it (module doc). ``set(how)`` keeps the first ``how``
     (it goes into the record: "stopped by the operator (<how>) at slow step k …");
-    ``is_set()`` costs one attribute read, and one non-blocking read of a pipe when it
-    :meth:`listen`\ s to another process (the loop calls it every slow step)."""
+    ``is_set()`` costs one attribute read, and one non-blocking read of a pipe while it
+    listens to another process (:meth:`listen`; the loop calls it every slow step)."""
 
     def __init__(self):
         self._flag = threading.Event()
