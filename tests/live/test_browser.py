@@ -11,12 +11,9 @@ Skipped, with the reason, only where no Chromium or no Playwright is installed
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import signal
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +26,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 CHROMIUM = os.environ.get("RTHS_IDENT_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
         "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
-SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 
 #: CI sets it (.ci/run): there, a missing browser fails these tests instead of skipping them
@@ -59,20 +55,6 @@ def browser(tmp_path_factory):
             viewport={"width": 1440, "height": 900}, bypass_csp=True)
         yield context
         context.close()
-
-
-def _start(args: list[str], cwd: Path) -> tuple[subprocess.Popen, str]:
-    """``rths-ident ARGS`` in its own process; returns it and the live page's address."""
-    env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    process = subprocess.Popen([sys.executable, "-m", "rths_ident.cli", *args], cwd=cwd, env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    lines = []
-    for line in process.stderr:
-        lines.append(line)
-        match = re.search(r"live page → (http://\S+/)", line)
-        if match:
-            return process, match.group(1)
-    raise AssertionError("no live page address printed:\n" + "".join(lines))
 
 
 def _finish(process: subprocess.Popen, timeout: float = 240) -> tuple[int, str, str]:
@@ -113,13 +95,13 @@ def _assert_page_matches_record(state: dict, record) -> None:
 
 
 @pytest.fixture(scope="module")
-def stopped_run(browser, tmp_path_factory) -> dict:
+def stopped_run(browser, tmp_path_factory, start_live) -> dict:
     """One paced run of lugre-frame (1 s padding + 20 s) watched as an operator would: a
     first tab from the start, a third opened and closed mid-test, a second opened late
     that presses STOP. What the tabs and the command showed, for the tests below."""
     folder = tmp_path_factory.mktemp("stopped-run")
     record_path = folder / "record.h5"
-    process, url = _start(_run_args(record_path, 20.0), folder)
+    process, url = start_live(_run_args(record_path, 20.0), folder)
     try:
         first, second, third = browser.new_page(), browser.new_page(), browser.new_page()
         first.goto(url)
@@ -200,10 +182,10 @@ def test_a_tab_closed_mid_test_changes_nothing(stopped_run):
     assert record.n_steps == stop.step + 1 and not record.errors()
 
 
-def test_the_stopped_record_replays(browser, stopped_run, tmp_path):
+def test_the_stopped_record_replays(browser, stopped_run, tmp_path, start_live):
     record_path = stopped_run["record_path"]
     record = read_test_record(record_path)
-    replay, url = _start(["show", str(record_path), "--live", "--speed", "max", "--live-port", "0"], tmp_path)
+    replay, url = start_live(["show", str(record_path), "--live", "--speed", "max", "--live-port", "0"], tmp_path)
     try:
         tab = browser.new_page()
         tab.goto(url)
@@ -220,12 +202,12 @@ def test_the_stopped_record_replays(browser, stopped_run, tmp_path):
     assert code == 0, err
 
 
-def test_a_rig_page_shows_what_the_rig_has_on_the_records_clock(browser, tmp_path):
+def test_a_rig_page_shows_what_the_rig_has_on_the_records_clock(browser, tmp_path, start_live):
     """rig-sdof on the emulated board at the servo's pace: the page has no command trace
     (the board's command is in its own units) and no legend entry for one, and its clock
     is the record's (the rig's step k is t = k·Δt, as its stop sentence says)."""
     record_path = tmp_path / "rig.h5"
-    process, url = _start(["run", "rig-sdof", "--site", "emulator:timed", "--duration", "3", "--quiet", "--live",
+    process, url = start_live(["run", "rig-sdof", "--site", "emulator:timed", "--duration", "3", "--quiet", "--live",
                            "--live-port", "0", "--test-record", str(record_path)], tmp_path)
     try:
         tab = browser.new_page()

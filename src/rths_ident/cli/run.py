@@ -204,11 +204,11 @@ def add_live_options(parser: argparse.ArgumentParser, what: str) -> None:
 
 
 def live_page(host: str, port: int, stop=None, replay: bool = False):
-    """The live page's server, started (Tornado, a core dependency, imported only here: a
-    run without ``--live`` pays nothing for it)."""
-    from rths_ident.live.server import LivePage  # noqa: PLC0415
+    """The live page's server process, started (Tornado, a core dependency, imported only
+    here: a run without ``--live`` pays nothing for it)."""
+    from rths_ident.live.page_process import LivePageProcess  # noqa: PLC0415
 
-    return LivePage(host, port, stop=stop, replay=replay).start()
+    return LivePageProcess(host, port, stop=stop, replay=replay).start()
 
 
 def _padding_left_to_default(origin: dict) -> bool:

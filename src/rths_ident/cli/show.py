@@ -65,7 +65,9 @@ def _replay_live(args: argparse.Namespace) -> int:
     previous = signal.signal(signal.SIGINT, lambda signum, frame: ended.set())
     try:
         feed = page.feed
-        replay(record, feed, speed, backlog=lambda: len(feed), sleep=lambda s: ended.wait(s))
+        # as fast as possible, but never faster than the page's process takes the frames (none dropped)
+        replay(record, feed, speed, backlog=feed.backlog, max_backlog=16, sleep=lambda s: ended.wait(s))
+        feed.drain(30.0)  # the last frames, written now: the page shows the final state while it waits
         if not ended.is_set():
             print("replay done: the page shows the final state (Ctrl-C ends serving)", file=sys.stderr, flush=True)
         ended.wait()

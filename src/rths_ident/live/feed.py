@@ -1,11 +1,14 @@
-"""The live page's subscriber to a run's events, on the loop's thread: it only appends.
+"""The events waiting for the live page's server thread: it only appends.
 
-:class:`LiveFeed` is an :class:`~rths_ident.runner.events.EventStream` subscriber. For
-every event it appends ``(time.time(), event)`` to a bounded ``collections.deque`` — no
-copy, no arithmetic, no lock the loop could wait on (a deque's append is atomic) — and
-returns. When the page's server falls behind by :data:`CAPACITY` events the oldest are
-dropped (the page counts the steps it never saw); the loop is never held up. The server's
-thread takes the events with :meth:`LiveFeed.drain`.
+In the page's process (:mod:`rths_ident.live.page_process`) the thread that reads the
+run's frames appends each event with the run's stamp (:meth:`LiveFeed.put`); used in the
+same process as a run, :class:`LiveFeed` is an
+:class:`~rths_ident.runner.events.EventStream` subscriber. For every event it appends
+``(stamp, event)`` to a bounded ``collections.deque`` — no copy, no arithmetic, no lock
+(a deque's append is atomic) — and returns. When the page's server falls behind by
+:data:`CAPACITY` events the oldest are dropped (the page counts the steps it never saw);
+the page process's reader holds back well before that. The server's thread takes the
+events with :meth:`LiveFeed.drain`.
 
 The server is told that events are waiting without polling: it *arms* the feed with a
 wake-up (:meth:`LiveFeed.arm`) once it has sent what it had, and the first event after
@@ -29,7 +32,8 @@ CAPACITY = 8192
 
 
 class LiveFeed:
-    """``feed(event)`` on the loop's thread; ``drain()`` on the server's (module doc)."""
+    """``feed(event)`` or ``feed.put(stamp, event)`` on the emitting thread; ``drain()``
+    on the server's (module doc)."""
 
     def __init__(self, capacity: int = CAPACITY, clock=_time.time):
         self._events: collections.deque = collections.deque(maxlen=int(capacity))
@@ -38,7 +42,11 @@ class LiveFeed:
         self._wake = None  # the server's wake-up, called once by the next event (arm)
 
     def __call__(self, event) -> None:
-        stamp = self._clock()
+        self.put(self._clock(), event)
+
+    def put(self, stamp: float, event) -> None:
+        """Append ``event`` emitted at ``stamp`` (``time.time()`` [s]; the run's process
+        stamped it when the page's server runs in a process of its own)."""
         self._events.append((stamp, event))
         if type(event) is TestStarted:
             self.started = (stamp, event)

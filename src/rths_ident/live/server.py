@@ -1,7 +1,9 @@
-"""The live page's server: Tornado (HTTP and WebSockets) on its own thread.
+"""The live page's server: Tornado (HTTP and WebSockets) on a thread with its own event loop.
 
-:class:`LivePage` binds its socket on the caller's thread (a port in use is a clear error
-before the run), then serves on a daemon thread with its own event loop:
+A run's page is served in a process of its own (:mod:`rths_ident.live.page_process`
+binds the socket in the run's process and hands it over: :meth:`LivePage.on_sockets`);
+:class:`LivePage` itself (which can also bind its socket: a port in use is a clear
+error) serves on a daemon thread with its own event loop:
 
 * ``GET /`` the page (``static/index.html`` with a fresh random token written into it),
   ``/static/…`` its script, style sheet and the vendored plotting library (uPlot, MIT) —
@@ -18,10 +20,10 @@ before the run), then serves on a daemon thread with its own event loop:
   :class:`~rths_ident.hybrid.loop.stop_request.StopRequest`; anything else a browser sends
   (not JSON, too long, another token, another origin or Host) is ignored or refused.
 
-The loop's thread only appends events to the :class:`~rths_ident.live.feed.LiveFeed`
-(:attr:`LivePage.feed`, the run's subscriber); every computation
-(:class:`~rths_ident.live.state.LiveState`) and every byte sent happen on the server's
-thread. Loopback (127.0.0.1) unless another host is asked for.
+Events only are appended to the :class:`~rths_ident.live.feed.LiveFeed`
+(:attr:`LivePage.feed`; in the page's process by the thread that reads the run's
+frames); every computation (:class:`~rths_ident.live.state.LiveState`) and every byte
+sent happen on the server's thread. Loopback (127.0.0.1) unless another host is asked for.
 """
 
 from __future__ import annotations
@@ -39,12 +41,12 @@ from pathlib import Path
 
 import tornado.httpserver
 import tornado.ioloop
-import tornado.netutil
 import tornado.web
 import tornado.websocket
 
 from rths_ident.errors import ParameterError
 from rths_ident.live.feed import LiveFeed
+from rths_ident.live.listen import bind_page_sockets
 from rths_ident.live.state import LiveState
 from rths_ident.runner.events import StepDone
 
@@ -194,16 +196,21 @@ class LivePage:
     no STOP, e.g. a replay). ``port`` 0 picks a free port; ``url`` says which."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = 8050, stop=None, replay: bool = False):
-        if not (isinstance(port, int) and 0 <= port <= 65535):
-            raise ParameterError(f"--live-port {port}: expected a port number 0–65535 (0: any free port)")
-        try:
-            self._sockets = tornado.netutil.bind_sockets(port, address=host)
-        except OSError as error:
-            raise ParameterError(f"--live-host {host} --live-port {port}: cannot serve the live page there "
-                                 f"({error.strerror or error}); choose another port (--live-port 0: any free one)")
+        self._setup(bind_page_sockets(host, port), host, secrets.token_urlsafe(24), stop, replay)
+
+    @classmethod
+    def on_sockets(cls, sockets: list, host: str, token: str, stop=None, replay: bool = False) -> "LivePage":
+        """The page on listening sockets bound elsewhere (the run's process binds them and
+        hands them to the page's server process: :mod:`rths_ident.live.page_process`)."""
+        page = cls.__new__(cls)
+        page._setup(sockets, host, token, stop, replay)
+        return page
+
+    def _setup(self, sockets: list, host: str, token: str, stop, replay: bool) -> None:
+        self._sockets = sockets
         bound = self._sockets[0].getsockname()
         self.host, self.port = host, int(bound[1])
-        self.token = secrets.token_urlsafe(24)
+        self.token = token
         self.stop = stop
         self.replay = replay
         self.feed = LiveFeed()

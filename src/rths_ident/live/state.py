@@ -1,4 +1,4 @@
-"""What the live page shows, kept on the page server's thread: a run's events turned into
+"""What the live page shows, kept in the page's server process: a run's events turned into
 series and a status, sent to the browser as JSON (a snapshot, then deltas).
 
 :class:`LiveState` takes the events the loop emitted (:mod:`rths_ident.runner.events`),
@@ -13,9 +13,9 @@ in order, and keeps:
   a paced run's latency and NS share per step [ms];
 * the specimen's measured loop (x_m, f_m) at up to :data:`LOOP_SAMPLES_PER_STEP` fast
   samples per slow step, and the identified model's loop along the same displacement
-  (recomputed every :data:`MODEL_LOOP_PERIOD_S` of wall time and at the end; a paced run
-  only at the end: its first computation compiles the model, which would compete with
-  the loop for the interpreter);
+  (:class:`~rths_ident.live.channel.ModelLoop`: computed in the run's process by
+  :mod:`rths_ident.live.model_loop` every :data:`MODEL_LOOP_PERIOD_S` of wall time and
+  at the end; a paced run only at the end);
 * the status: phase, step, J2 over every fast sample so far (exact running sums), τ
   (:func:`rths_ident.metrics.fei_delay` over the last :data:`TAU_WINDOW_SAMPLES` fast
   samples every :data:`TAU_PERIOD_S`, over every sample at the end), the limits' peaks
@@ -23,7 +23,7 @@ in order, and keeps:
   held the last update back, a paced run's latency p50/p99/max and missed deadlines, a
   study's runs done and runs per minute, how the run ended.
 
-Nothing here runs on the loop's thread.
+Nothing here runs in the loop's process.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from rths_ident.live.channel import ModelLoop
 from rths_ident.runner import events as ev
 
 __all__ = ["LiveState", "MAX_POINTS", "guard_reasons", "first_dof"]
@@ -47,8 +48,8 @@ MAX_LOOP_POINTS = 8000
 #: wall seconds between recomputations of τ and of the identified model's loop
 TAU_PERIOD_S = 2.0
 MODEL_LOOP_PERIOD_S = 3.0
-#: fast samples of τ's window while the run goes (a power of two: one short FFT on the
-#: server's thread, which shares the interpreter with the loop); at the end: every sample
+#: fast samples of τ's window while the run goes (a power of two: one short FFT per
+#: period, however long the run); at the end: every sample
 TAU_WINDOW_SAMPLES = 32768
 
 
@@ -141,7 +142,6 @@ class LiveState:
         self._fast_n = 0
         self._loop_index: list[int] = []  # fast sample index of each loop point
         self._tau_at = -math.inf
-        self._model_at = -math.inf
         self._previous_measured: float | None = None
         self._peaks: dict[str, float] = {}
         self._theta = None
@@ -168,6 +168,8 @@ class LiveState:
             self._status_changed = True
         elif isinstance(event, ev.RunEnded):
             self._ended(event)
+        elif isinstance(event, ModelLoop):
+            self._model_loop(event)
 
     def _started(self, event: ev.TestStarted) -> None:
         """A new run: the history starts again (a test runs its configured variant once)."""
@@ -353,7 +355,7 @@ class LiveState:
         return _number(100.0 * math.sqrt(self._sums[0] / self._sums[1])) if self._sums[1] > 0 else None
 
     def _every(self, stamp: float, final: bool = False) -> dict:
-        """τ and the identified model's loop, at their periods (and at the end)."""
+        """τ at its period (and at the end)."""
         out = {}
         now = self.clock()
         if self._fast_n > 16 and (final or now - self._tau_at >= TAU_PERIOD_S):
@@ -368,25 +370,25 @@ class LiveState:
                 out["tau_window_s"] = None if first == 0 else TAU_WINDOW_SAMPLES / float(self.info["fast_rate_hz"])
             except (ValueError, FloatingPointError):
                 pass
-        model_force = self.watch.get("model_force")
-        if model_force is not None and self._theta is not None and self._loop_index and (
-                final or (not self.info.get("paced") and now - self._model_at >= MODEL_LOOP_PERIOD_S)):
-            self._model_at = now
-            try:
-                # the whole record's length every time: one compiled program for the run
-                padded = np.zeros_like(self._fast_measured)
-                padded[:self._fast_n] = self._fast_measured[:self._fast_n]
-                force = np.asarray(model_force(self._theta, padded), dtype=float)
-                self.loop["model"] = [_number(force[i]) for i in self._loop_index]
-                shown = force[:self._fast_n]
-                measured_force = self._fast_force[:self._fast_n]
-                out["model_rms_error_percent"] = _number(
-                    100 * np.sqrt(np.mean((shown - measured_force) ** 2) / np.mean(measured_force ** 2)))
-                self._model_changed = True
-                out["model_theta"] = [_number(v) for v in self._theta]
-            except Exception as error:  # noqa: BLE001 - the page says why instead of the loop
-                out["model_error"] = f"{type(error).__name__}: {error}"
         return out
+
+    def _model_loop(self, event: ModelLoop) -> None:
+        """The identified model's force along the measured displacement, computed in the
+        run's process (:mod:`rths_ident.live.model_loop`): drawn at the loop's points, with
+        its rms force error over the samples so far."""
+        if event.force is None:
+            self.status["model_error"] = event.error
+            self._status_changed = True
+            return
+        force = np.asarray(event.force, dtype=float)
+        n = min(force.size, self._fast_n)
+        self.loop["model"] = [_number(force[i]) if i < force.size else None for i in self._loop_index]
+        measured_force = self._fast_force[:n]
+        if n and np.mean(measured_force ** 2) > 0:
+            self.status["model_rms_error_percent"] = _number(
+                100 * np.sqrt(np.mean((force[:n] - measured_force) ** 2) / np.mean(measured_force ** 2)))
+        self.status["model_theta"] = [_number(v) for v in event.theta]
+        self._model_changed = self._status_changed = True
 
     def _halve(self) -> None:
         for name in self.series:
