@@ -60,6 +60,7 @@ from __future__ import annotations
 import concurrent.futures
 import dataclasses
 import math
+import threading
 import time as _time
 from typing import NamedTuple
 
@@ -247,16 +248,21 @@ def _batched_runner(test: HybridTest, fp: dict, initial, ground_accel, points: i
         prepared = exported_programs.prepare_program(
             "delay-margin-batch", stored_key, run,
             (fp, initial, ground_accel, batch, batch, lanes), digest_arrays=(np.asarray(ground_accel),))
-        if background:
-            _BATCHES[cache_key] = _COMPILER.submit(prepared.compile)
+        future = _BATCHES[cache_key] = concurrent.futures.Future()
+        if background:  # a daemon: a check whose twin trips as it is does not wait for it at exit
+            threading.Thread(target=_compile_into, args=(prepared, future), name="delay-margin-compile",
+                             daemon=True).start()
         else:
-            _BATCHES[cache_key] = concurrent.futures.Future()
-            _BATCHES[cache_key].set_result(prepared.compile())
+            _compile_into(prepared, future)
     return _BATCHES[cache_key]
 
 
-#: the worker that compiles a margin batch while the caller goes on (:func:`start_compiling`)
-_COMPILER = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="delay-margin-compile")
+def _compile_into(prepared: exported_programs.PreparedProgram, future: concurrent.futures.Future) -> None:
+    """XLA's compilation of ``prepared`` as ``future``'s result (or its error)."""
+    try:
+        future.set_result(prepared.compile())
+    except BaseException as error:  # noqa: BLE001  (handed to whoever waits for the program)
+        future.set_exception(error)
 
 
 def start_compiling(test: HybridTest, variant: str, sweep: MarginSweep) -> None:
