@@ -1,7 +1,7 @@
 """The command a servo-valve receives, per shipped frame test and compensator, with the
 rate transition as the sources draw it (``continuity = 0``), continuous across slow
-steps to the curvature (``continuity = 2``, the default) and to the jerk
-(``continuity = 3``): the tables of docs/hybrid/smooth_commands.md.
+steps to the curvature (``continuity = 2``, dAMB's default) and to the jerk
+(``continuity = 3``, AMB's and the polynomial's): the tables of docs/hybrid/smooth_commands.md.
 
     python docs/scripts/command_smoothness_table.py [--tests lugre-frame,bw-frame,rc-frame]
         [--compensators damb,amb,polynomial,none] [--continuities 0,2,3] [--duration S] [--out smooth.json]

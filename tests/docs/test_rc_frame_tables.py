@@ -56,7 +56,7 @@ def test_the_parts_table_has_one_line_per_part():
             == "| shipped | 2.583 | 2.728 | 0.030 / 0.280 | 4.273 | 5.670 | 0.023 | 1.021 | 2.57 |")
     earlier = {key: value for key, value in row.items() if key not in ("J2_at_step_start", "tau_ms")}
     assert script.j2_parts_table([earlier]).splitlines()[-1] == "| shipped | 2.583 | — | — | 4.273 | 5.670 | 0.023 | 1.021 | 2.57 |"
-    assert rths_ident.load_test("rc-frame").config.transition_continuity == 2  # the table's first row is the shipped test
+    assert rths_ident.load_test("rc-frame").config.continuity_order == 2  # the table's first row is the shipped test
 
 
 def test_parts_not_rerun_come_from_the_earlier_rows_in_table_order():

@@ -53,3 +53,19 @@ def test_bad_compensation_gains_name_the_field(changes, words):
         HybridTestConfig(**changes)
     for word in words:
         assert word in str(error.value)
+
+
+@pytest.mark.parametrize("compensator, order", [("amb", 3), ("polynomial", 3), ("damb", 2), ("none", 2)])
+def test_continuity_left_out_is_the_compensators_own(compensator, order):
+    """``transition.continuity`` left out: 3 with AMB and the polynomial extrapolation, 2
+    with dAMB and without compensation (docs/hybrid/smooth_commands.md, "Which
+    continuity"); a declared order is taken as it is."""
+    from rths_ident.scenarios.components import transition  # noqa: PLC0415
+
+    realisation = lambda: np.sin(np.linspace(0.0, 20.0, 500))  # noqa: E731  (DDMRT's training signal)
+    for kind in ("predictor-corrector", "ddmrt"):
+        cfg = HybridTestConfig(compensation=compensator, transition=kind)
+        assert cfg.transition_continuity is None
+        assert transition(cfg, realisation).params.continuity == order
+        declared = HybridTestConfig(compensation=compensator, transition=kind, transition_continuity=1)
+        assert transition(declared, realisation).params.continuity == 1

@@ -57,8 +57,10 @@ compare the two.
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import math
+import threading
 import time as _time
 from typing import NamedTuple
 
@@ -83,7 +85,8 @@ from rths_ident.hybrid.loop.assembled import (
 )
 from rths_ident.hybrid.loop.engine import LoopAborted, run_fused
 
-__all__ = ["MarginSweep", "MarginKey", "SWEEPS", "swept", "margin_test", "predict_margins", "stepwise_trip",
+__all__ = ["MarginSweep", "MarginKey", "SWEEPS", "swept", "margin_test", "start_compiling", "predict_margins",
+           "stepwise_trip",
            "stepwise_margin", "stepwise_delay_margin", "actuator_limit_trip", "margin_lines"]
 
 
@@ -183,53 +186,93 @@ def _with_stage(fp: dict, delay, gain) -> dict:
     return dict(fp, compensation=fp["compensation"]._replace(delay=delay, correction_gain=gain))
 
 
-def _with_specimen_state(initial, specimen_model, specimen):
-    """The loop's initial state with the specimen's state initialised from ``specimen``."""
-    fast = dict(initial.fast_state)
-    fast["actuator"] = fast["actuator"]._replace(specimen_state=specimen_model.init(specimen))
-    return initial._replace(fast_state=fast)
-
-
 _BATCHES: dict = {}  # the batched fused twins by key
 _SITES: dict = {}  # the step-wise twins' virtual sites by key
 
 
-def _batched_runner(test: HybridTest, fp: dict, initial, ground_accel, points: int):
-    """``(fast params, initial, ground accel, delays (B,), gains (B,), actuator factors
-    (B,), specimen stiffness factors (B,)) -> logs with a leading batch axis`` (the fast
-    log's interlock channels, the NS's displacement, the update log): the fused loop
-    vmapped over the stage's parameters and the parameter errors
-    (:func:`~rths_ident.hybrid.fast_side.parameter_errors.with_parameter_errors`, the
-    actuator's discretisation rebuilt inside the batch), compiled once per
-    key and batch size ``points`` (kept between processes by
+#: the fast parameters a parameter error changes, one set per twin of a batch
+#: (:func:`~rths_ident.hybrid.fast_side.parameter_errors.with_parameter_errors`)
+_LANE_PARAMS = ("actuator", "actuator_discretisation", "specimen")
+
+
+def _lanes(test: HybridTest, fp: dict, actuator_scales, specimen_scales) -> dict:
+    """The parameters of each twin of a batch that its errors change (:data:`_LANE_PARAMS`)
+    and its specimen's initial state, stacked along a leading axis: the actuator's field
+    × a and the specimen's stiffnesses × s_k, the actuator's discretisation rebuilt with
+    SciPy's ``expm`` (as the step-wise loop's), computed here rather than in the
+    compiled batch — JAX's ``expm`` inside it doubled the batch's compilation."""
+    side = test.fast_side
+    lanes = []
+    for actuator_scale, specimen_scale in zip(actuator_scales, specimen_scales):
+        params = with_parameter_errors(side, fp, test.key.actuator_field, float(actuator_scale),
+                                       float(specimen_scale), traced=False)
+        lane = {name: params[name] for name in _LANE_PARAMS if params.get(name) is not None}
+        lane["specimen_state"] = side.specimen_model.init(params["specimen"])
+        lanes.append(lane)
+    return jax.tree_util.tree_map(lambda *values: np.stack([np.asarray(v) for v in values]), *lanes)
+
+
+def _batched_runner(test: HybridTest, fp: dict, initial, ground_accel, points: int,
+                    background: bool = False) -> concurrent.futures.Future:
+    """The future of ``(fast params, initial, ground accel, delays (B,), gains (B,), lanes)
+    -> logs with a leading batch axis`` (the fast log's interlock channels, the NS's
+    displacement, the update log): the fused loop vmapped over the stage's parameters and
+    over the parameters the errors change (:func:`_lanes`: ``B`` = ``points`` of each),
+    compiled once per key and batch size (kept between processes by
     :mod:`rths_ident.exported_programs` when the test's key is a configuration of this
-    package)."""
+    package). Traced and lowered here; compiled here too, or with ``background`` on a
+    worker thread (XLA's compilation releases the interpreter: the caller goes on)."""
     cache_key = (test.key, int(points))
     if cache_key not in _BATCHES:
         functions = slow_step_functions(test)
-        side, field = test.fast_side, test.key.actuator_field
 
-        def run(fp, initial, ag, delays, gains, actuator_scales, specimen_scales):
-            def one(delay, gain, actuator_scale, specimen_scale):
-                params = with_parameter_errors(side, _with_stage(fp, delay, gain), field, actuator_scale,
-                                               specimen_scale)
-                start = _with_specimen_state(initial, side.specimen_model, params["specimen"])
-                _, logs = run_fused(functions, params, start, ag)
+        def run(fp, initial, ag, delays, gains, lanes):
+            def one(delay, gain, lane):
+                params = dict(_with_stage(fp, delay, gain), **{k: v for k, v in lane.items() if k != "specimen_state"})
+                fast = dict(initial.fast_state)
+                fast["actuator"] = fast["actuator"]._replace(specimen_state=lane["specimen_state"])
+                _, logs = run_fused(functions, params, initial._replace(fast_state=fast), ag)
                 kept = {"fast": {k: logs["fast"][k] for k in _FAST_CHANNELS if k in logs["fast"]}}
                 if "displacement" in logs.get("ns", {}):
                     kept["ns"] = {"displacement": logs["ns"]["displacement"]}
                 if logs.get("update") is not None:
                     kept["update"] = logs["update"]
                 return kept
-            return jax.vmap(one)(delays, gains, actuator_scales, specimen_scales)
+            return jax.vmap(one)(delays, gains, lanes)
 
         batch = jax.ShapeDtypeStruct((int(points),), jnp.float64)
+        ones = np.ones(int(points))
+        lanes = jax.tree_util.tree_map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype), _lanes(test, fp, ones, ones))
         # stored only when the twin's own test key is a configuration of this package
         stored_key = test.key if exported_programs.package_key(test.key.test_key) is not None else None
-        _BATCHES[cache_key] = exported_programs.compile_program(
+        prepared = exported_programs.prepare_program(
             "delay-margin-batch", stored_key, run,
-            (fp, initial, ground_accel, batch, batch, batch, batch), digest_arrays=(np.asarray(ground_accel),))
+            (fp, initial, ground_accel, batch, batch, lanes), digest_arrays=(np.asarray(ground_accel),))
+        future = _BATCHES[cache_key] = concurrent.futures.Future()
+        if background:  # a daemon: a check whose twin trips as it is does not wait for it at exit
+            threading.Thread(target=_compile_into, args=(prepared, future), name="delay-margin-compile",
+                             daemon=True).start()
+        else:
+            _compile_into(prepared, future)
     return _BATCHES[cache_key]
+
+
+def _compile_into(prepared: exported_programs.PreparedProgram, future: concurrent.futures.Future) -> None:
+    """XLA's compilation of ``prepared`` as ``future``'s result (or its error)."""
+    try:
+        future.set_result(prepared.compile())
+    except BaseException as error:  # noqa: BLE001  (handed to whoever waits for the program)
+        future.set_exception(error)
+
+
+def start_compiling(test: HybridTest, variant: str, sweep: MarginSweep) -> None:
+    """Trace the margin's batched twin of ``test`` now and compile it on a worker thread,
+    so that :func:`predict_margins` finds it compiled (or compiling) later: the pre-test
+    check runs the nominal twin meanwhile. The program does not depend on the tracking
+    limit (the trips are read from its logs afterwards)."""
+    twin = margin_test(test, sweep)
+    _batched_runner(twin, fast_params(twin.fast_side), initial_loop_state(twin, variant),
+                    jax.device_put(np.asarray(twin.ground_accel)), sweep.points, background=True)
 
 
 #: the fast log's channels the interlock monitor reads
@@ -279,9 +322,10 @@ class _Twins:
         self.initial = initial_loop_state(test, variant)
         self.ground_accel = jax.device_put(np.asarray(test.ground_accel))
         self.points = points
-        self.runner = _batched_runner(test, self.params, self.initial, self.ground_accel, points)
+        self.runner = _batched_runner(test, self.params, self.initial, self.ground_accel, points).result()
         self.runs = 0
         self.batches = 0
+        self._lanes: dict = {}  # the stacked parameters of a batch's twins (_lanes) by their scales
 
     def logs(self, delays=None, gains=None, actuator_scales=None, specimen_scales=None) -> list[dict]:
         """The twins' logs at ``delays`` [s], correction ``gains`` [-], actuator factors
@@ -291,8 +335,14 @@ class _Twins:
                                            (specimen_scales, 1.0))]
         if any(column.shape != (self.points,) for column in columns):
             raise ValueError(f"a batch holds {self.points} swept values; got {[c.shape for c in columns]}")
+        delays, gains, actuator_scales, specimen_scales = columns
+        scales = (tuple(actuator_scales), tuple(specimen_scales))
+        if scales not in self._lanes:  # the nominal lanes serve the delay's and the gain's sweeps alike
+            self._lanes[scales] = jax.device_put(_lanes(self.test, self.params, actuator_scales, specimen_scales))
+        lanes = self._lanes[scales]
         out = jax.tree_util.tree_map(np.asarray, self.runner(self.params, self.initial, self.ground_accel,
-                                                             *(jax.device_put(c) for c in columns)))
+                                                             jax.device_put(delays), jax.device_put(gains),
+                                                             lanes))
         self.runs += self.points
         self.batches += 1
         return [jax.tree_util.tree_map(lambda x, i=i: x[i], out) for i in range(self.points)]

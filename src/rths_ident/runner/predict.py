@@ -31,7 +31,7 @@ import numpy as np
 from rths_ident import metrics
 from rths_ident.hybrid.fast_side.interlocks import peak_usage
 from rths_ident.hybrid.loop.assembled import first_trip, run_loop
-from rths_ident.runner.delay_margin import MarginSweep, margin_lines, predict_margins
+from rths_ident.runner.delay_margin import MarginSweep, margin_lines, predict_margins, start_compiling
 from rths_ident.runner.results import command_metrics
 
 __all__ = ["GO_USAGE", "predict_test", "prediction_lines"]
@@ -46,6 +46,9 @@ def predict_test(kind_module, cfg, sweep: MarginSweep | None = None) -> dict:
     ``sweep``: the delay margin's sweep (default :class:`MarginSweep`'s defaults)."""
     test = kind_module.build(cfg)
     engine = "fused" if test.native_ns is not None else "stepwise"
+    sweep = MarginSweep() if sweep is None else sweep
+    if test.native_ns is not None:  # the margin's batch compiles on a worker while the nominal twin runs
+        start_compiling(test, cfg.variant, sweep)
     start = _time.perf_counter()
     logs, _ = run_loop(test, engine, variant=cfg.variant, interlocks=False)
     fast = logs["fast"]
@@ -66,7 +69,7 @@ def predict_test(kind_module, cfg, sweep: MarginSweep | None = None) -> dict:
     margins = None
     if test.native_ns is not None and trip is None:  # a twin that trips as it is has no margin to find
         peak_target = float(np.max(np.abs(np.asarray(fast["target"]))))
-        margins = predict_margins(test, cfg.variant, MarginSweep() if sweep is None else sweep, peak_target)
+        margins = predict_margins(test, cfg.variant, sweep, peak_target)
         if verdict[0] == "go" and margins["verdict"] == "no-go":
             verdict = ("no-go", margins["why"])
         elif verdict[0] == "go":

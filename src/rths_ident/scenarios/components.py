@@ -70,7 +70,7 @@ def transition(cfg: HybridTestConfig, realisation: Callable[[], np.ndarray]) -> 
     :data:`~rths_ident.hybrid.fast_side.rate_transition.registry.TRANSITIONS`;
     ``realisation()`` gives DDMRT's training signal (only called for DDMRT)."""
     settings = TransitionSettings(cfg.ratio, cfg.arrival_fraction, cfg.ddmrt_adaptive, realisation,
-                                  cfg.transition_continuity, cfg.transition_blend_steps)
+                                  cfg.continuity_order, cfg.transition_blend_steps)
     return Strategy(*TRANSITIONS[cfg.transition_kind].build(settings))
 
 

@@ -85,8 +85,9 @@ class HybridTestConfig(InterlockSettings):
     arrival_fraction: float = 0.5  # predictor–corrector: the NS answer arrives after this share of Δt_n
     ddmrt_adaptive: bool = False  # DDMRT: fixed Wiener W (LTI) or leaky-LMS W (LTV; seed 000 Eq. 3.7)
     # derivatives of the fast targets kept continuous by the transition: 0 (the sources'
-    # schemes), 1 (value, slope), 2 (value, slope, curvature; rate_transition.continuity)
-    transition_continuity: int = 2
+    # schemes), 1 (value, slope), 2 (value, slope, curvature), 3 (… jerk;
+    # rate_transition.continuity); None: the compensator's own (continuity_order)
+    transition_continuity: int | None = None
     transition_blend_steps: float = 1.0  # DDMRT: slow steps over which a prediction error is absorbed
     sensor_noise: bool = True
     seed: int = 123
@@ -132,7 +133,7 @@ class HybridTestConfig(InterlockSettings):
             self.bad("pad_seconds", "a finite number of seconds ≥ 0")
         if not (np.isfinite(self.record_scale) and self.record_scale > 0):
             self.bad("record_scale", "a finite positive factor")
-        if self.transition_continuity not in (0, 1, 2, 3):
+        if self.transition_continuity not in (None, 0, 1, 2, 3):
             self.bad("transition_continuity", "0 (the source's scheme), 1 (value and slope), 2 (… and curvature) "
                      "or 3 (… and jerk)")
         if not (isinstance(self.transition_blend_steps, (int, float)) and 1.0 <= self.transition_blend_steps <= 8.0):
@@ -186,6 +187,16 @@ class HybridTestConfig(InterlockSettings):
         """The registered rate transition this test runs: ``transition`` itself, or for
         ``"auto"`` the one its rate ratio suits (DDMRT at a ratio of 8 or more; rate_transition.registry)."""
         return resolve_transition(self.transition, self.ratio)
+
+    @property
+    def continuity_order(self) -> int:
+        """The rate transition's continuity order this test runs: ``transition_continuity``,
+        or when left out the compensator's own (:attr:`Compensator.continuity
+        <rths_ident.hybrid.fast_side.compensation.registry.Compensator.continuity>`: 3 with
+        AMB and the polynomial extrapolation, 2 with dAMB and without compensation)."""
+        if self.transition_continuity is not None:
+            return self.transition_continuity
+        return COMPENSATORS[self.compensation].continuity
 
     @property
     def identifier_every(self) -> int:

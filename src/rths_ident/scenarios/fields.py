@@ -101,8 +101,10 @@ def fast_side_fields() -> list[Field]:
               "Eq. 3.7) instead of fixed weights", kind=bool, option="--ddmrt-adaptive", flag=True),
         Field("transition.continuity", "transition_continuity", "derivatives of the fast targets kept continuous "
               "across slow steps (and at the predictor–corrector's switch): 0 = the source's scheme (DDMRT jumps by "
-              "its prediction error), 1 = value and slope, 2 = … and curvature, 3 = … and jerk", kind=int, low=0,
-              high=3),
+              "its prediction error), 1 = value and slope, 2 = … and curvature, 3 = … and jerk (leave out: the test "
+              "kind's default; the frame tests': the compensator's own, 3 with amb and polynomial, 2 with damb and "
+              "none)", kind=int, low=0, high=3,
+              optional=True),
         Field("transition.blend_steps", "transition_blend_steps", "DDMRT: slow steps over which the continuity "
               "correction absorbs a prediction error (1: each segment ends on the prediction; more: a smoother "
               "command, the target further from the prediction)", unit="slow steps", low=1.0, high=8.0),

@@ -198,3 +198,46 @@ def test_the_screened_monitor_trips_as_the_numpy_path(limits):
         if fast.trip is not None:  # a trip ends a test: the next steps are a new one
             fast, slow = monitors()
     assert trips > 20
+
+
+def _step_by_step(monitor, samples, first_step=0):
+    for k in range(first_step, samples["command"].shape[0]):
+        trip = monitor.check_site_log({key: value[k] for key, value in samples.items()}, k)
+        if trip is not None:
+            return trip
+    return None
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_whole_runs_first_suspect_sample_and_seek_give_the_step_by_step_trip(seed):
+    """``first_suspect_sample`` on a whole run's arrays is never after the trip the
+    step-by-step checks find, and the checks started at its step after ``seek`` find that
+    same trip (value, step, detail): random walks that cross one limit or another."""
+    rng = np.random.default_rng(seed)
+    steps, per_step, dt = 40, 8, 0.01
+    target = np.cumsum(rng.normal(0.0, 1e-4, steps * per_step))
+    measured = target + np.cumsum(rng.normal(0.0, 2e-5, target.size))
+    command = target + rng.normal(0.0, 1e-5, target.size)
+    force = 1e3 * measured + rng.normal(0.0, 0.5, target.size)
+    if seed % 4 == 3:
+        measured[rng.integers(target.size)] = np.nan
+    scale = lambda values: float(np.max(np.abs(values))) * rng.uniform(0.9, 1.2)  # noqa: E731
+    speed = lambda values: float(np.max(np.abs(np.diff(values)))) / (dt / per_step) * rng.uniform(0.6, 1.1)  # noqa: E731
+    interlocks = Interlocks(command_stroke=scale(command), command_velocity=speed(command),
+                            measured_stroke=scale(measured[np.isfinite(measured)]),
+                            measured_velocity=2 * speed(measured[np.isfinite(measured)]), velocity_span=3 * dt / per_step,
+                            force=scale(force[np.isfinite(force)]), tracking_error=math.inf if seed % 3 == 1 else
+                            rng.uniform(0.5, 1.5) * float(np.nanmean(np.abs(target - measured))), tracking_window=2 * dt)
+    samples = {key: value.reshape(steps, per_step) for key, value in
+               (("command", command), ("measured", measured), ("target", target), ("force", force))}
+    expected = _step_by_step(InterlockMonitor(interlocks, dt, samples_per_step=per_step), samples)
+    monitor = InterlockMonitor(interlocks, dt, samples_per_step=per_step)
+    suspect = monitor.first_suspect_sample({key: value.reshape(-1) for key, value in samples.items()})
+    if expected is None:
+        assert suspect is None or _step_by_step(monitor, samples) is None
+        return
+    assert suspect is not None and suspect // per_step <= expected.step
+    first = suspect // per_step
+    monitor.seek({key: value[:first].reshape(-1) for key, value in samples.items()})
+    found = _step_by_step(monitor, samples, first)
+    assert repr(found) == repr(expected)

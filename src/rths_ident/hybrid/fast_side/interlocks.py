@@ -286,6 +286,56 @@ class InterlockMonitor:
             self._measured_tail = tail
         return True
 
+    def seek(self, history: dict) -> None:
+        """The monitor as if :meth:`check_site_log` had found no trip in ``history``
+        (``command``, ``measured``, ``target`` per sample, 1-D, the run's samples so far):
+        the state a step's check reads is the last command, the last ``velocity_span`` of
+        measured samples and the tracking window's last errors."""
+        command, measured, target = (np.asarray(history[key], dtype=float).reshape(-1) if key in history else None
+                                     for key in ("command", "measured", "target"))
+        if command is not None and command.size:
+            self._last_command = float(command[-1])
+        if measured is not None:
+            self._measured_tail = measured[-self._span:].copy()
+            if target is not None:
+                errors = np.abs(target - measured)
+                self._errors = errors[-(self._window - 1):] if self._window > 1 else errors[:0]
+
+    def first_suspect_sample(self, samples: dict) -> int | None:
+        """The first sample of a whole run's site log (``command``, ``measured``,
+        ``target``, ``force`` per sample, 1-D) at which :meth:`check_site_log`, fed it
+        step by step, could trip — found on the whole arrays at once, a little early
+        rather than late (every limit × (1 − 1e-9): the moving sums round differently),
+        so that the exact check may start at its step after :meth:`seek`; None: no sample
+        can trip."""
+        lim, shrink = self.interlocks, 1.0 - 1e-9
+        firsts = []
+
+        def first(flags, offset=0):
+            hit = np.flatnonzero(flags)
+            if hit.size:
+                firsts.append(int(hit[0]) + offset)
+
+        command, measured, target, force = (np.asarray(samples[key], dtype=float).reshape(-1) if key in samples
+                                            else None for key in ("command", "measured", "target", "force"))
+        for values, limit in ((command, lim.command_stroke), (measured, lim.measured_stroke), (force, lim.force)):
+            if values is not None:
+                first(~np.isfinite(values) | (np.abs(values) > limit * shrink))
+        if command is not None and command.size and math.isfinite(lim.command_velocity):
+            first(np.abs(np.diff(command, prepend=command[0])) / self.dt_sample > lim.command_velocity * shrink)
+        if measured is not None and math.isfinite(lim.measured_velocity) and measured.size > self._span:
+            span = self._span
+            speed = np.abs(measured[span:] - measured[:-span]) / (span * self.dt_sample)
+            first(~np.isfinite(speed) | (speed > lim.measured_velocity * shrink), span)
+        if target is not None and measured is not None and math.isfinite(lim.tracking_error):
+            n = self._window
+            errors = np.abs(target - measured)
+            first(~np.isfinite(errors))
+            if errors.size >= n:
+                sums = np.cumsum(np.concatenate([[0.0], np.where(np.isfinite(errors), errors, 0.0)]))
+                first((sums[n:] - sums[:-n]) / n > lim.tracking_error * shrink, n - 1)
+        return min(firsts) if firsts else None
+
     def _check_site_log(self, log: dict, step: int) -> Trip | None:
         lim = self.interlocks
 

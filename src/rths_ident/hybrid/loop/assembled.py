@@ -314,7 +314,11 @@ def first_trip(test: HybridTest, logs: dict):
     next_targets = np.asarray(fast["slow_target"]) if "slow_target" in fast else None
     displacement = np.asarray(ns["displacement"]) if "displacement" in ns else None
     n_steps = next(iter(per_sample.values())).shape[0]
-    for k in range(n_steps):
+    start = _first_suspect_step(monitor, per_sample, n_steps, next_targets, displacement, update)
+    if start is None:
+        return None
+    monitor.seek({key: value[:start].reshape(-1) for key, value in per_sample.items()})
+    for k in range(start, n_steps):
         trip = monitor.check_site_log({key: value[k] for key, value in per_sample.items()}, k)
         if trip is None and update is not None:
             estimate = Estimate(update["estimate"][k], update["relative_std"][k], update["converged"][k],
@@ -327,6 +331,38 @@ def first_trip(test: HybridTest, logs: dict):
         if trip is not None:
             return trip
     return None
+
+
+def _first_suspect_step(monitor: InterlockMonitor, per_sample: dict, n_steps: int, next_targets, displacement,
+                        update) -> int | None:
+    """The first slow step of a whole run at which :func:`first_trip`'s step-by-step
+    checks could trip (the site's samples: :meth:`InterlockMonitor.first_suspect_sample`;
+    the identifier's estimate and the NS's targets and response: the same comparisons on
+    every step at once), or None: the checks before it are skipped (none trips there)."""
+    flat = {key: value.reshape(-1) for key, value in per_sample.items()}
+    steps = []
+    sample = monitor.first_suspect_sample(flat)
+    if sample is not None:
+        steps.append(sample // max(1, next(iter(flat.values())).size // n_steps))
+    lim = monitor.interlocks
+    if update is not None and lim.identifier:
+        theta = np.asarray(update["estimate"], dtype=float).reshape(n_steps, -1)
+        bad = ~np.all(np.isfinite(theta), axis=1)
+        bad |= ~np.asarray(update.get("covariance_ok", np.ones(n_steps, bool))).reshape(n_steps, -1).all(axis=1)
+        if monitor.bounds is not None and theta.shape[1]:
+            lower, upper = monitor.bounds
+            if lower.size != theta.shape[1]:
+                bad[:] = True  # the monitor's own path says what is wrong
+            else:
+                bad |= np.any((theta < lower) | (theta > upper), axis=1)
+        steps.extend(np.flatnonzero(bad)[:1].tolist())
+    # step k checks the NS's next target (the row k + 1) and its response at k
+    for values, first_row in ((next_targets, 1), (displacement, 0)):
+        if values is not None and n_steps > first_row:
+            rows = np.asarray(values, dtype=float).reshape(n_steps, -1)[first_row:]
+            bad = ~np.all(np.isfinite(rows), axis=1) | np.any(np.abs(rows) > lim.ns_displacement, axis=1)
+            steps.extend(np.flatnonzero(bad)[:1].tolist())
+    return min(steps) if steps else None
 
 
 def _cut(logs, n: int):

@@ -9,6 +9,14 @@ declares (:class:`GainField`, ``[compensation]`` of a test file: the same names 
 ``calibrate --bounds``, e.g. ``log10_P0``, ``rho``; left out, the compensator's default).
 ``none`` has no module: the target goes to the actuator as it is.
 
+Each entry also says the rate transition's continuity its command needs
+(:attr:`Compensator.continuity`, what a test file's ``transition.continuity`` left out
+means; docs/hybrid/smooth_commands.md): 3 (value to jerk continuous across slow steps)
+for AMB and the polynomial extrapolation, whose backward third difference turns every
+jump of the target's jerk into a command step (their largest command jump 2.5–9 × smaller
+than with 2); 2 (to the curvature) for dAMB, whose first-order lead on the target's
+curvature makes 3 worse, and without compensation (the command is the target).
+
 Add a compensator: its module (pure ``init``/``step`` with
 :class:`~rths_ident.hybrid.fast_side.compensation.inputs.CompensatorInputs`, and
 ``with_calibration_gains`` if it can be calibrated), one :data:`COMPENSATORS` line, its
@@ -72,6 +80,8 @@ class Compensator(NamedTuple):
     # (params, {name: value}) -> params with those gains (the others as they are)
     gains: tuple = ()
     with_gains: Callable[[Any, dict], Any] | None = None
+    # the rate transition's continuity order this compensator's command needs (module doc)
+    continuity: int = 2
 
     def strategy_parts(self, fast_rate: float, loop_gain: float,
                        gains: dict | None = None) -> tuple[Any, Any] | None:
@@ -173,10 +183,10 @@ COMPENSATORS: Registry[Compensator] = Registry("compensator", {
     "amb": Compensator(
         "adaptive model-based, continuous normalised gradient (seed 000 Eqs. 2.32–2.34)", amb,
         lambda fast_rate, loop_gain: amb.AMBParams(filter_sample_rate=fast_rate), _amb_gains,
-        ("log10_Gamma0", "log10_Gamma1", "log10_Gamma2", "log10_Gamma3", "s"), _amb_with_gains),
+        ("log10_Gamma0", "log10_Gamma1", "log10_Gamma2", "log10_Gamma3", "s"), _amb_with_gains, continuity=3),
     "polynomial": Compensator(
         "polynomial extrapolation by the delay τ = 1/g (seed 000 Eqs. 2.27–2.31)", polynomial,
         lambda fast_rate, loop_gain: polynomial.PolynomialExtrapolationParams(delay=1.0 / loop_gain),
-        _polynomial_gains, ("tau",), _polynomial_with_gains),
+        _polynomial_gains, ("tau",), _polynomial_with_gains, continuity=3),
     "none": Compensator("no compensation: the target is the command", None, None),
 })
