@@ -118,3 +118,11 @@ def test_fields_of_one_table_are_written_together_whatever_their_order():
     text = render_test_file(fields, {"x": 1.0, "y": 2.0, "z": 3.0})
     assert text.count("[a]") == 1 and tomllib.loads(text) == {"a": {"x": 1.0, "z": 3.0}, "b": {"y": 2.0}}
     assert Field("a.x", "x", "x").default is MISSING
+
+
+def test_a_field_whose_choices_stay_out_of_the_file_is_still_checked_against_them():
+    fields = [Field("test.kind", "run:kind", "the kind", kind=str, choices=("frame", "rig"), choices_in_file=False)]
+    text = render_test_file(fields, {"run:kind": "frame"})
+    assert text.splitlines()[1:3] == ["# the kind", 'kind = "frame"']
+    with pytest.raises(DeclarationError, match=r"frame \| rig"):
+        resolve_values(fields, parse_test_text('[test]\nkind = "bridge"\n', "bad.toml"))

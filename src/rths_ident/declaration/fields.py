@@ -105,6 +105,9 @@ class Field:
         take the configuration's own default.
     example : an optional field's value that a written test file shows commented out
         (e.g. a compensator gain's default); None: the line is left empty.
+    choices_in_file : a written test file's comment lists the allowed names (False for
+        ``test.kind``: a file's fields are its kind's, and ``rths-ident run --list`` names
+        every kind).
     """
 
     path: str
@@ -124,6 +127,7 @@ class Field:
     is_path: bool = False
     default: Any = MISSING
     example: Any = None
+    choices_in_file: bool = True
 
     @property
     def section(self) -> str:

@@ -195,8 +195,7 @@ def render_test_file(fields: Sequence[Field], values: dict, header: str = "") ->
             out += ["", f"[{section}]"]
         value = values.get(field.target, field.default)
         note = field.doc + (f" [{field.unit}]" if field.unit else "")
-        names = field.choice_names()
-        if names is not None:
+        if field.choices_in_file and field.choice_names() is not None:
             note += f" — {field.expected()}"
         out.append(f"# {note}")
         if value is None or value is MISSING:

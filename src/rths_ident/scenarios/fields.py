@@ -38,8 +38,8 @@ def _shipped_ground_motions():
 def test_fields(kind_names) -> list[Field]:
     """``[test]``: the kind (how the test is assembled), a name and a description."""
     return [
-        Field("test.kind", "run:kind", "how the test is assembled (rths-ident run --list)", kind=str,
-              choices=kind_names),
+        Field("test.kind", "run:kind", "how the test is assembled (rths-ident run --list names every kind)",
+              kind=str, choices=kind_names, choices_in_file=False),
         Field("test.name", "run:name", "the test's name (records and reports)", kind=str, optional=True),
         Field("test.description", "run:description", "one line about the test", kind=str, optional=True),
     ]
