@@ -36,9 +36,11 @@ def test_the_layout_round_trips_every_leaf_bit_for_bit_on_the_host_and_traced():
     assert all(offset % 8 == 0 for offset in layout.offsets)
     host = layout.pack_numpy(tree)
     assert host.dtype == np.uint8 and host.shape == (layout.nbytes,)
-    np.testing.assert_array_equal(np.asarray(jax.jit(layout.pack)(tree)), host)  # traced == host bytes
+    words = layout.pack_words(tree)
+    assert words.dtype == np.uint64 and words.tobytes() == host.tobytes()
+    np.testing.assert_array_equal(np.asarray(jax.jit(layout.pack)(tree)), words)  # traced == host bytes
     _assert_bit_equal(layout.unpack_numpy(host), tree)  # NaN, −0.0, inf, negative ints kept
-    _assert_bit_equal(jax.device_get(jax.jit(layout.unpack)(host)), tree)
+    _assert_bit_equal(jax.device_get(jax.jit(layout.unpack)(words)), tree)
     # the structured view reads a leaf by name without a copy
     assert layout.view(host)["b"]["c"].tolist() == [[-2, -1], [0, 1]]
 
@@ -52,6 +54,29 @@ def test_host_views_show_what_the_buffer_holds_later():
     _assert_bit_equal(views, tree)
     with pytest.raises(ValueError, match="uint8 buffer"):
         layout.host_views(np.zeros(layout.nbytes + 8, np.uint8))
+
+
+def test_unpacking_and_packing_leaves_adds_no_reduction():
+    """The packed vectors are uint64 words: a float64 or int64 leaf is a bitcast of its
+    words and a narrower leaf a narrowing bitcast (a uint8 vector made every 8-byte leaf
+    a widening bitcast, which XLA:CPU lowers to a reduce-or, one per leaf: each a small
+    computation whose buffers XLA sets up on every call). A body that only moves its
+    leaves compiles without any reduce, and computes them bit for bit."""
+    tree = {**_tree(), "h": np.linspace(0.0, 1.0, 7), "i": np.array([3, 4], dtype=np.uint32)}
+
+    def doubled(leaf):
+        return ~leaf if leaf.dtype == jnp.bool_ else leaf * 2
+
+    def move(constants, carry, inputs):
+        return carry, {"constants": jax.tree_util.tree_map(doubled, constants), "carry": carry}
+
+    program = PackedProgram(move, tree, tree, 1)
+    assert " reduce(" not in program._compiled.as_text()
+    out = program()
+    expected = jax.tree_util.tree_map(lambda leaf: ~leaf if leaf.dtype == np.bool_ else (leaf * 2).astype(leaf.dtype),
+                                      jax.tree_util.tree_map(np.asarray, tree))
+    _assert_bit_equal(jax.tree_util.tree_map(np.array, out["constants"]), expected)
+    _assert_bit_equal(jax.tree_util.tree_map(np.array, out["carry"]), tree)
 
 
 def test_a_typed_prng_key_is_refused_by_name():

@@ -23,6 +23,27 @@ def test_products_equal_numpy(rng):
     np.testing.assert_allclose(sl.quadratic_form(A, C), A @ C @ A.T, rtol=1e-13)
 
 
+def test_short_sums_are_additions_left_to_right_without_a_reduction(rng):
+    """Over an axis of at most MAX_UNROLLED_SIZE the sum is written out (x₀ + x₁ + … in
+    that order, bit for bit a left-to-right float64 sum), so a compiled product holds no
+    XLA reduce (each costs buffers on every call, rths_ident.packed_calls); a longer axis
+    is jnp.sum's reduction."""
+    import jax  # noqa: PLC0415
+
+    x = rng.normal(size=(5, sl.MAX_UNROLLED_SIZE, 3))
+    left_to_right = x[:, 0, :].copy()
+    for k in range(1, x.shape[1]):
+        left_to_right = left_to_right + x[:, k, :]
+    assert np.asarray(sl.summed(x, axis=1)).tobytes() == left_to_right.tobytes()
+    A, B = rng.normal(size=(3, 3)), rng.normal(size=(3, 3))
+    hlo = jax.jit(lambda A, B, v: (sl.matmul(A, B), sl.matvec(A, v), sl.vecmat(v, A), sl.vdot(v, v))).lower(
+        A, B, B[0]).compile().as_text()
+    assert " reduce(" not in hlo
+    long = rng.normal(size=sl.MAX_UNROLLED_SIZE + 1)
+    np.testing.assert_allclose(sl.summed(long), long.sum(), rtol=1e-14)
+    assert " reduce(" in jax.jit(sl.summed).lower(long).compile().as_text()
+
+
 def test_leading_axes_broadcast_like_matmul(rng):
     A, B, x = rng.normal(size=(6, 3, 4)), rng.normal(size=(6, 4, 2)), rng.normal(size=(6, 4))
     np.testing.assert_allclose(sl.matmul(A, B), A @ B, rtol=1e-14)

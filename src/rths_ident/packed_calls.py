@@ -7,16 +7,27 @@ Python array object that it creates on the way out (on the 2-core machine class,
 fast chunk of a hybrid test carries tens of leaves (the fast side's state and
 parameters) for a few microseconds of arithmetic, so its call cost was mostly leaves.
 
-:class:`PackedLayout` lays a pytree's leaves end to end in one ``uint8`` vector (each leaf
-at an 8-byte aligned offset, bit for bit: :func:`jax.lax.bitcast_convert_type`, booleans
-as 0/1 bytes) and reads them back, inside a traced function (:meth:`~PackedLayout.pack`,
-:meth:`~PackedLayout.unpack`) and on the host (:meth:`~PackedLayout.pack_numpy`, and
-:attr:`~PackedLayout.numpy_dtype`: a NumPy structured dtype over the same bytes, so the
-host reads every leaf by name without a copy).
+:class:`PackedLayout` lays a pytree's leaves end to end in one byte vector (each leaf at
+an 8-byte aligned offset, bit for bit, booleans as 0/1 bytes) and reads them back, inside
+a traced function (:meth:`~PackedLayout.pack`, :meth:`~PackedLayout.unpack`) and on the
+host (:meth:`~PackedLayout.pack_numpy`, and :attr:`~PackedLayout.numpy_dtype`: a NumPy
+structured dtype over the same bytes, so the host reads every leaf by name without a
+copy). A compiled call takes and returns the bytes as ``uint64`` words
+(:meth:`~PackedLayout.pack_words`): a float64 leaf is then a bitcast of its words, and a
+narrower leaf a narrowing bitcast. Over a ``uint8`` vector every float64 leaf was a
+*widening* ``bitcast_convert_type``, which XLA lowers to a reduce-or over its 8 bytes.
+
+**What a call costs.** XLA:CPU sets up, on every call, one buffer record (a small heap
+allocation) per buffer of the compiled program: its arguments, results and constants,
+and every value of every small computation the program holds — a ``reduce``'s reducer
+is such a computation, two or three values each, cloned per ``reduce``. For a fast chunk
+of a few µs of arithmetic the buffer count, not the arithmetic, sets the call's cost:
+hence the words, and the short sums of :mod:`rths_ident.small_linalg` written out as
+additions (:func:`rths_ident.small_linalg.summed`).
 
 :class:`PackedProgram` compiles ``fn(constants, carry, inputs) -> (carry, outputs)`` ahead
 of time with each of the four packed: the constants and the carry stay on the device
-between calls, ``inputs`` is one float64 vector the caller fills, ``outputs`` one byte vector that the
+between calls, ``inputs`` is one float64 vector the caller fills, ``outputs`` one word vector that the
 host reads through NumPy views (one per leaf, no copy). One call then crosses three
 arguments and two results whatever the trees hold. The carry's buffer is not donated to
 the call: a Ctrl-C that lands between the call's return and the new carry's assignment
@@ -73,6 +84,21 @@ def _path_names(path) -> tuple[str, ...]:
     return tuple(names)
 
 
+def _to_words(flat, dtype: np.dtype) -> jax.Array:
+    """A flat leaf as ``uint64`` words (traced), its bytes in memory order, the last word
+    padded with zero bytes. An 8-byte type is a bitcast; a narrower one (booleans as 0/1
+    bytes) is assembled from its bytes with shifts and ors — XLA:CPU lowers a widening
+    ``bitcast_convert_type`` to a reduction, which costs every call (module doc)."""
+    if dtype.itemsize == _ALIGN:
+        return jax.lax.bitcast_convert_type(flat, jnp.uint64)
+    raw = flat.astype(jnp.uint8) if dtype == np.bool_ else jax.lax.bitcast_convert_type(flat, jnp.uint8).reshape(-1)
+    raw = jnp.pad(raw, (0, -raw.shape[0] % _ALIGN)).reshape(-1, _ALIGN).astype(jnp.uint64)
+    words = raw[:, 0]
+    for byte in range(1, _ALIGN):  # little-endian: byte j is bits 8j … 8j+7
+        words = words | (raw[:, byte] << np.uint64(8 * byte))
+    return words
+
+
 class PackedLayout:
     """Where each leaf of a pytree lies in one byte vector (module doc).
 
@@ -104,6 +130,7 @@ class PackedLayout:
             offset += -(-size // _ALIGN) * _ALIGN
         self.offsets = tuple(offsets)
         self.nbytes = max(offset, _ALIGN)  # never an empty vector
+        self.nwords = self.nbytes // _ALIGN  # the traced vector's length (uint64 words)
         self.numpy_dtype = self._structured_dtype()
         #: what identifies the layout (tree structure, shapes, dtypes): equal signatures, equal bytes
         self.signature = (self.treedef, self.shapes, tuple(d.str for d in self.dtypes))
@@ -113,35 +140,31 @@ class PackedLayout:
 
     # ------------------------------------------------------------------ traced
     def pack(self, tree) -> jax.Array:
-        """The tree's leaves as one ``uint8`` vector (traceable; bit-exact)."""
+        """The tree's leaves as one ``uint64`` word vector (traceable; bit-exact: the
+        words' bytes are :meth:`pack_numpy`'s)."""
         leaves = self.treedef.flatten_up_to(tree)
         parts, used = [], 0
         for leaf, dtype, offset in zip(leaves, self.dtypes, self.offsets):
-            leaf = jnp.asarray(leaf, dtype=dtype).reshape(-1)
-            if dtype == np.bool_:
-                raw = leaf.astype(jnp.uint8)
-            else:
-                raw = jax.lax.bitcast_convert_type(leaf, jnp.uint8).reshape(-1)
+            words = _to_words(jnp.asarray(leaf, dtype=dtype).reshape(-1), dtype)
             if used < offset:
-                parts.append(jnp.zeros(offset - used, jnp.uint8))
-            parts.append(raw)
-            used = offset + raw.shape[0]
+                parts.append(jnp.zeros((offset - used) // _ALIGN, jnp.uint64))
+            parts.append(words)
+            used = offset + words.shape[0] * _ALIGN
         if used < self.nbytes:
-            parts.append(jnp.zeros(self.nbytes - used, jnp.uint8))
+            parts.append(jnp.zeros((self.nbytes - used) // _ALIGN, jnp.uint64))
         return jnp.concatenate(parts)
 
-    def unpack(self, data):
-        """The tree from its byte vector (traceable; bit-exact)."""
+    def unpack(self, words):
+        """The tree from its ``uint64`` word vector (traceable; bit-exact)."""
         leaves = []
         for shape, dtype, offset in zip(self.shapes, self.dtypes, self.offsets):
             n = int(np.prod(shape, dtype=np.int64))
-            raw = jax.lax.slice(data, (offset,), (offset + n * dtype.itemsize,))
+            first = offset // _ALIGN
+            raw = jax.lax.slice(words, (first,), (first + -(-n * dtype.itemsize // _ALIGN),))
             if dtype == np.bool_:
-                value = raw != 0
-            elif dtype.itemsize == 1:
-                value = jax.lax.bitcast_convert_type(raw, dtype)
-            else:
-                value = jax.lax.bitcast_convert_type(raw.reshape(n, dtype.itemsize), dtype)
+                value = jax.lax.bitcast_convert_type(raw, jnp.uint8).reshape(-1)[:n] != 0
+            else:  # same width or narrower: no arithmetic (a wider one would be a reduction)
+                value = jax.lax.bitcast_convert_type(raw, dtype).reshape(-1)[:n]
             leaves.append(value.reshape(shape))
         return self.treedef.unflatten(leaves)
 
@@ -157,6 +180,10 @@ class PackedLayout:
             field[names[-1]] = np.asarray(leaf, dtype=dtype)
         return out
 
+    def pack_words(self, tree) -> np.ndarray:
+        """:meth:`pack_numpy`'s bytes as the ``uint64`` words a compiled call takes."""
+        return self.pack_numpy(tree).view(np.uint64)
+
     def host_views(self, buffer: np.ndarray):
         """The tree as NumPy arrays that are views of ``buffer`` (its byte vector; 0-d
         arrays for scalars): built once, they show whatever the buffer holds later."""
@@ -170,7 +197,7 @@ class PackedLayout:
     def view(self, data: np.ndarray):
         """The record over a byte vector (a NumPy structured scalar: ``rec["log"]["force"]``
         is a view of the bytes, no copy)."""
-        return data.view(self.numpy_dtype)[0]
+        return np.asarray(data).view(np.uint8).view(self.numpy_dtype)[0]
 
     def unpack_numpy(self, data: np.ndarray):
         """The tree from its byte vector on the host (NumPy arrays, copies)."""
@@ -256,8 +283,8 @@ class PackedProgram:
         self._call_inputs = np.zeros(n_user + 1, np.float64)
         self._call_inputs[n_user] = 1.0  # one trip (see _compile)
         self.inputs = self._call_inputs[:n_user]  # what the caller fills
-        self._constants = jax.device_put(constants_layout.pack_numpy(constants))
-        self._carry = jax.device_put(carry_layout.pack_numpy(carry))
+        self._constants = jax.device_put(constants_layout.pack_words(constants))
+        self._carry = jax.device_put(carry_layout.pack_words(carry))
         self._leaf_specs = tuple(zip(outputs_layout.shapes, outputs_layout.dtypes, outputs_layout.offsets))
         self._unflatten = outputs_layout.treedef.unflatten
         # each output leaf as a slice of the result viewed as its dtype (a slice costs a
@@ -295,15 +322,15 @@ class PackedProgram:
                 keep = i < trips + 1  # always true, unknown to XLA
                 return (i + 1, jnp.where(keep, constants, 0), jnp.where(keep, inputs, 0.0), carry, outputs)
 
-            empty = jnp.zeros(outputs_layout.nbytes, jnp.uint8)
+            empty = jnp.zeros(outputs_layout.nwords, jnp.uint64)
             state = (jnp.int32(0), constants_bytes, x, carry_bytes, empty)
             state = jax.lax.while_loop(lambda state: state[0] < trips, loop_body, state)
             return state[3], state[4]
 
-        byte_vector = lambda layout: jax.ShapeDtypeStruct((layout.nbytes,), jnp.uint8)  # noqa: E731
+        word_vector = lambda layout: jax.ShapeDtypeStruct((layout.nwords,), jnp.uint64)  # noqa: E731
         call_inputs = jax.ShapeDtypeStruct((n_user + 1,), jnp.float64)
         compiled = jax.jit(packed).lower(
-            byte_vector(constants_layout), byte_vector(carry_layout), call_inputs).compile(
+            word_vector(constants_layout), word_vector(carry_layout), call_inputs).compile(
             compiler_options=dict(COMPILER_OPTIONS) if one_kernel else None)
         return compiled, outputs_layout
 
@@ -324,7 +351,7 @@ class PackedProgram:
 
     @carry.setter
     def carry(self, tree) -> None:
-        self._carry = jax.device_put(self.carry_layout.pack_numpy(tree))
+        self._carry = jax.device_put(self.carry_layout.pack_words(tree))
 
     @property
     def constants(self):
@@ -332,7 +359,7 @@ class PackedProgram:
 
     @constants.setter
     def constants(self, tree) -> None:
-        self._constants = jax.device_put(self.constants_layout.pack_numpy(tree))
+        self._constants = jax.device_put(self.constants_layout.pack_words(tree))
 
     def constants_update(self, update: Callable, n_values: int, cache_key: Any = None) -> Callable:
         """``update(constants, values (n_values,)) -> constants`` compiled on the packed
@@ -346,7 +373,7 @@ class PackedProgram:
             def packed(constants_bytes, values):
                 return layout.pack(update(layout.unpack(constants_bytes), values))
 
-            compiled = jax.jit(packed).lower(jax.ShapeDtypeStruct((layout.nbytes,), jnp.uint8),
+            compiled = jax.jit(packed).lower(jax.ShapeDtypeStruct((layout.nwords,), jnp.uint64),
                                              jax.ShapeDtypeStruct((int(n_values),), jnp.float64)).compile()
             if key is not None:
                 _COMPILED[key] = compiled

@@ -6,7 +6,10 @@ one kernel by XLA:CPU (:mod:`rths_ident.small_loop_kernels`): the fast-side comp
 (RLS updates of 3–4 parameters, dAMB's FIR, the QP projection's 3×3 systems, the
 maRTHS controller) use these instead. They are elementwise products and sums — XLA
 fuses them with their neighbours — and give the same values as ``@`` up to the order
-of the additions (rounding). Leading axes broadcast (batches, ``vmap``).
+of the additions (rounding). Leading axes broadcast (batches, ``vmap``). A sum over an
+axis of at most :data:`MAX_UNROLLED_SIZE` entries is written out as additions
+(:func:`summed`), not an XLA ``reduce``: a compiled call sets up buffers for every
+reducer computation on every call (:mod:`rths_ident.packed_calls`).
 
 :func:`cholesky`, :func:`solve_lower`, :func:`solve_lower_transposed` and
 :func:`cho_solve` do the same for the factorisations of small filters (the joint UKF's
@@ -20,27 +23,42 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 
+def summed(x, axis: int = -1):
+    """Σ over ``axis`` of x: for a short axis (≤ :data:`MAX_UNROLLED_SIZE`) written out as
+    additions, left to right, instead of an XLA ``reduce`` (each ``reduce`` brings its own
+    small reducer computation, and XLA:CPU sets up a buffer per value of every such
+    computation on every call of a program: :mod:`rths_ident.packed_calls`)."""
+    x = jnp.asarray(x)
+    n = x.shape[axis]
+    if n == 0 or n > MAX_UNROLLED_SIZE:
+        return jnp.sum(x, axis=axis)
+    total = jnp.take(x, 0, axis=axis)
+    for k in range(1, n):
+        total = total + jnp.take(x, k, axis=axis)
+    return total
+
+
 def vdot(x, y):
     """xᵀy over the last axis."""
-    return jnp.sum(jnp.asarray(x) * jnp.asarray(y), axis=-1)
+    return summed(jnp.asarray(x) * jnp.asarray(y), axis=-1)
 
 
 def matvec(A, x):
     """A x: A (…, m, n), x (…, n) → (…, m)."""
     A, x = jnp.asarray(A), jnp.asarray(x)
-    return jnp.sum(A * x[..., None, :], axis=-1)
+    return summed(A * x[..., None, :], axis=-1)
 
 
 def vecmat(x, A):
     """xᵀ A: x (…, m), A (…, m, n) → (…, n)."""
     A, x = jnp.asarray(A), jnp.asarray(x)
-    return jnp.sum(x[..., :, None] * A, axis=-2)
+    return summed(x[..., :, None] * A, axis=-2)
 
 
 def matmul(A, B):
     """A B: A (…, m, k), B (…, k, n) → (…, m, n)."""
     A, B = jnp.asarray(A), jnp.asarray(B)
-    return jnp.sum(A[..., :, :, None] * B[..., None, :, :], axis=-2)
+    return summed(A[..., :, :, None] * B[..., None, :, :], axis=-2)
 
 
 def outer(x, y):
