@@ -47,9 +47,11 @@ def test_a_bad_specimen_or_window_is_one_clear_error(field, value, words, capsys
 
 def test_both_engines_run_the_same_sdof_test():
     """The fused loop and the step-wise loop (the NS behind the protocol) give the same
-    metrics for the shipped test: one step function for both."""
+    metrics for the shipped test: one step function for both, compiled into two different
+    programs (the whole loop, one slow step per call), so equal to rounding: 1.3e-12
+    relative measured on J2 over 0.6 s (0.0 before the short sums were written out)."""
     cfg = SDOFTestConfig(duration=0.6)
     fused = run_scenario(cfg, RunOptions(engine="fused", compare=False))
     stepwise = run_scenario(cfg, RunOptions(engine="stepwise", compare=False))
-    assert stepwise["J2_percent"] == pytest.approx(fused["J2_percent"], rel=1e-12)
-    assert stepwise["J4_percent"]["displacement"] == pytest.approx(fused["J4_percent"]["displacement"], rel=1e-12)
+    assert stepwise["J2_percent"] == pytest.approx(fused["J2_percent"], rel=1e-10)
+    assert stepwise["J4_percent"]["displacement"] == pytest.approx(fused["J4_percent"]["displacement"], rel=1e-10)
