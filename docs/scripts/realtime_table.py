@@ -7,9 +7,10 @@
 replaces what lies between ``<!-- realtime-rates:begin -->`` and
 ``<!-- realtime-rates:end -->`` of docs/hybrid/realtime.md (``--doc`` for another page,
 ``--print`` to print the table instead). One row per case (substructure), one column per
-slow rate; a cell is the latency per slow step (median / p99, µs), the missed deadlines
-after the start-up of each run, and how many runs had none; over TCP also the wire's own
-p99 round trip. Under the table: the machine, the load average the bench saw before and
+slow rate, the host alone (an empty step paced the same way: what no loop can beat on
+this machine) first; a cell is the latency per slow step (median / p99, µs), the missed
+deadlines after the start-up of each run, and how many runs had none; over TCP also the
+wire's own p99 round trip. Under the table: the machine, the load average the bench saw before and
 after its runs, the runs' length, and ``--note``.
 """
 
@@ -23,6 +24,8 @@ from pathlib import Path
 from page_markers import replace_between_markers
 
 MARKERS = "realtime-rates"
+#: the case that paces an empty step (rths_ident.speed.realtime_loop.HOST_ALONE): the table's first row
+HOST_ALONE = "host alone (empty step)"
 DOC = Path(__file__).resolve().parents[1] / "hybrid" / "realtime.md"
 
 
@@ -52,7 +55,9 @@ def render(bench: dict, note: str | None = None) -> str:
             if "fast_rate_hz" in figures}
     head = "| substructure | " + " | ".join(f"{rate}/{fast.get(rate, 0):g} Hz" for rate in rates) + " |"
     lines = [head, "|---|" + "---|" * len(rates)]
-    for case, by_rate in table.items():
+    cases = sorted(table, key=lambda case: case != HOST_ALONE)  # the host alone first: the floor of every row
+    for case in cases:
+        by_rate = table[case]
         lines.append(f"| {case} | " + " | ".join(cell(by_rate[rate]) if rate in by_rate else "—" for rate in rates)
                      + " |")
     m = bench.get("machine") or {}

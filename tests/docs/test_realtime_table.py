@@ -32,6 +32,8 @@ BENCH = {
             "rc-frame opensees-tcp": {"50": {"skipped": "no OpenSeesPy"},
                                       "1024": _figures(700.2, 1500.7, [9, 1, 3], fast_rate_hz=4096.0,
                                                        wire_us={"p99": 212.6})},
+            "host alone (empty step)": {"50": _figures(3.1, 120.4, [0, 0, 0], fast_rate_hz=4000.0),
+                                        "1024": _figures(6.2, 303.7, [17, 0, 7], fast_rate_hz=4096.0)},
         },
     },
 }
@@ -41,9 +43,12 @@ def test_each_case_and_rate_is_one_cell():
     table = _script().render(BENCH, note="a note")
     lines = table.splitlines()
     assert lines[0] == "| substructure | 50/4000 Hz | 1024/4096 Hz |"
-    assert lines[2] == ("| rc-frame native | 1034 / 1806; missed 0, 0, 0 (3 of 3 clean) | "
+    # the host alone first, wherever the bench put it
+    assert lines[2] == ("| host alone (empty step) | 3 / 120; missed 0, 0, 0 (3 of 3 clean) | "
+                        "6 / 304; missed 17, 0, 7 (1 of 3 clean) |")
+    assert lines[3] == ("| rc-frame native | 1034 / 1806; missed 0, 0, 0 (3 of 3 clean) | "
                         "296 / 514; missed 4, 2, 0 (1 of 3 clean) |")
-    assert lines[3] == ("| rc-frame opensees-tcp | skipped (no OpenSeesPy) | 700 / 1501; missed 9, 1, 3 (0 of 3 clean); "
+    assert lines[4] == ("| rc-frame opensees-tcp | skipped (no OpenSeesPy) | 700 / 1501; missed 9, 1, 3 (0 of 3 clean); "
                         "wire p99 213 |")
     assert "Load average (1 min) 1.2 before the bench's runs, 2.5 after." in lines[-1]
     assert "Each run: 1 s of start-up (zero ground motion) and 4 s of El Centro." in lines[-1]
@@ -66,6 +71,12 @@ def test_a_bench_without_the_table_of_rates_is_refused(tmp_path, capsys):
     bench.write_text(json.dumps({"realtime_loop": {}}))
     assert _script().main([str(bench), "--print"]) == 2
     assert "--slow-rates" in capsys.readouterr().err
+
+
+def test_the_scripts_host_alone_is_the_benchs():
+    from rths_ident.speed.realtime_loop import HOST_ALONE
+
+    assert _script().HOST_ALONE == HOST_ALONE
 
 
 def test_the_realtime_page_has_its_markers():

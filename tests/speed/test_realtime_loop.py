@@ -144,3 +144,42 @@ def test_a_run_an_interlock_stopped_is_said_and_not_counted_clean():
                "ns_us": {"p99": 50.0}, "runs": [run, stopped], "runs_without_a_miss_after_startup": 1}
     line = realtime_loop.rate_table_lines({"lugre-frame rls": {"512": figures}})[2]
     assert line.rstrip().endswith("0, 0 (stopped) (1 of 2 runs without a miss)")
+
+
+@pytest.mark.slow
+def test_the_host_alone_counts_the_late_windows_of_its_own_clock_readings():
+    """The empty step paced by the pacer of a real case: its missed ticks equal the windows
+    that passed by the end of its last step, counted from the step's own clock readings
+    (each step takes one window; every other window that passed is a missed tick)."""
+    from rths_ident.hybrid.loop.realtime_host import RealTimeHost
+    from rths_ident.runner.results import calibrated_pacer
+
+    dt, n, startup = 1.0 / 1024, 410, 51
+    ends = np.zeros(n)
+    with RealTimeHost() as host:
+        pacer = calibrated_pacer(realtime_loop.EmptyStepConfig(1024.0, startup / 1024.0), host)
+        realtime_loop.empty_steps(n, pacer, ends)
+    report = pacer.report()
+    windows_by = lambda k: int(np.floor((ends[k] - report.opened_s) / dt)) + 1  # noqa: E731 - windows opened by step k's end
+    assert report.steps == n and report.startup_steps == startup
+    assert report.missed_deadlines == windows_by(n - 1) - n
+    assert report.missed_after_startup == report.missed_deadlines - (windows_by(startup - 1) - startup)
+    assert report.site_s is not None and np.all(report.site_s == 0) and np.all(report.ns_s == 0)
+    counters = report.as_dict()["host_counters"]
+    assert counters["late_steps_sampled"] == min(int(np.sum(report.latency_s >= dt)), 256)
+
+
+@pytest.mark.slow
+def test_the_host_alone_is_the_first_case_in_the_json_the_terminal_and_the_rate_table():
+    r = realtime_loop.run(repeats=1, duration=0.1, padding=0.05, cases=(realtime_loop.HOST_ALONE,))
+    paced = r["cases"][realtime_loop.HOST_ALONE]["paced"]
+    assert paced["steps_per_run"] == round(0.15 * 1024) and paced["startup_steps"] == round(0.05 * 1024)
+    run = paced["runs"][0]
+    assert {"steal_cpu_ms", "steal_all_ms", "cpu_wait_ms", "involuntary_switches", "longest_stalls"} <= set(run)
+    text = "\n".join(realtime_loop.report(r))
+    assert f"{realtime_loop.HOST_ALONE}: the same pacing, nothing in the step" in text
+    assert "steal of the loop's CPU / all CPUs" in text
+    table = realtime_loop.rate_table([512], repeats=1, duration=0.1, padding=0.05, cases=(realtime_loop.HOST_ALONE,))
+    figures = table[realtime_loop.HOST_ALONE]["512"]
+    assert figures["fast_rate_hz"] == 4096.0 and figures["steps_per_run"] == round(0.15 * 512)
+    assert realtime_loop.rate_table_lines(table)[2].lstrip().startswith(realtime_loop.HOST_ALONE[:22])

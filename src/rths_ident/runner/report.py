@@ -58,6 +58,13 @@ def realtime_lines(rt: dict) -> list[str]:
     if shares:
         lines.append("    shares of the latency: " + ", ".join(
             f"{name} {100 * value:.0f} %" for name, value in shares.items() if value is not None))
+    host = rt.get("host_counters")
+    if host:
+        lines.append(f"    the host over the run: steal {host['steal_cpu_ms']:.0f} ms on the loop's CPU "
+                     f"({host['steal_all_ms']:.0f} ms on all), the loop thread waited {host['thread_cpu_wait_ms']:.1f} ms "
+                     f"for a CPU and ran {100 * (host['thread_cpu_share'] or 0):.0f} % of the time, involuntary "
+                     f"switches {host['thread_involuntary_switches']} (thread) / "
+                     f"{host['process_involuntary_switches']} (process)")
     return lines
 
 

@@ -28,6 +28,7 @@ from rths_ident.hybrid.loop.assembled import (
     run_loop,
     virtual_site,
 )
+from rths_ident.hybrid.loop.host_counters import HostCounters
 from rths_ident.hybrid.loop.realtime import RealTimePacer
 from rths_ident.hybrid.loop.realtime_host import HostSettings, RealTimeHost, measure_jitter, spin_tail
 from rths_ident.runner.events import Note
@@ -196,7 +197,8 @@ def calibrated_pacer(cfg, host: HostSettings, note: Callable[[str], None] | None
         note(f"real time: {host.describe()}")
         note(f"  {jitter.describe()}; busy-wait tail {1e6 * spin:.0f} µs")
     figures = {"settings": dataclasses.asdict(host), "jitter": jitter.as_dict(), "spin_tail_us": 1e6 * spin}
-    return RealTimePacer(dt, startup_steps=int(round(cfg.pad_seconds * cfg.slow_rate)), spin_s=spin, host=figures)
+    return RealTimePacer(dt, startup_steps=int(round(cfg.pad_seconds * cfg.slow_rate)), spin_s=spin, host=figures,
+                         counters=HostCounters(host.cpu))
 
 
 def _variant(cfg, mode: str) -> str:

@@ -43,6 +43,7 @@ machine's speed, the tail its load), in µs.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import math
 import os
@@ -58,8 +59,11 @@ from rths_ident.hybrid.fast_side.rate_transition.registry import AUTO, DDMRT_MIN
 
 #: the coordination (slow) and the fast side's rates [Hz]
 RATES = {"slow_rate": 1024.0, "fast_rate": 4096.0}
+#: the case that paces an empty slow step (no site, no substructure, no hook) as the others
+#: are paced: the host alone, the floor no loop can beat
+HOST_ALONE = "host alone (empty step)"
 #: what each case is: the scenario, its numerical substructure, its loop variant
-CASES = ("rc-frame native", "rc-frame opensees", "rc-frame opensees-tcp", "lugre-frame rls")
+CASES = (HOST_ALONE, "rc-frame native", "rc-frame opensees", "rc-frame opensees-tcp", "lugre-frame rls")
 #: the case whose substructure is a ``rths-ident serve ns`` child process on loopback
 TCP_CASE = "rc-frame opensees-tcp"
 #: what :func:`raise_server` got for the server at each address (said beside its figures)
@@ -230,12 +234,53 @@ def wire_round_trip(cfg, test, repeats: int) -> dict:
 def paced_runs(cfg, test, variant: str, repeats: int) -> dict:
     """``repeats`` paced runs of ``test`` at ``cfg.slow_rate`` in the host's real-time
     settings, after its jitter is measured (module doc): the latency per slow step over
-    all runs [µs], the missed deadlines of each run, the host's settings and jitter."""
+    all runs [µs], the missed deadlines and the host's counters of each run, the host's
+    settings and jitter."""
     from rths_ident.hybrid.loop.assembled import run_loop  # noqa: PLC0415
+
+    return _paced(cfg, lambda pacer: run_loop(test, "stepwise", variant=variant, pacer=pacer), repeats)
+
+
+@dataclasses.dataclass(frozen=True)
+class EmptyStepConfig:
+    """What a paced run reads of a test's configuration, for :data:`HOST_ALONE`."""
+
+    slow_rate: float  # [Hz]
+    pad_seconds: float  # the start-up [s]
+
+
+def empty_steps(n_steps: int, pacer, ends=None) -> None:
+    """``n_steps`` slow steps with no work, paced by ``pacer`` as
+    :func:`~rths_ident.hybrid.loop.engine.run_stepwise` paces a test (``start``, then per
+    step ``begin_step`` / ``end_step``, ``stop`` also on a fault); ``ends[k]``: the clock
+    (``time.perf_counter``) when step k's work, none, was done [s]."""
+    clock = time.perf_counter
+    pacer.start(n_steps)
+    try:
+        for k in range(n_steps):
+            pacer.begin_step(k)
+            if ends is not None:
+                ends[k] = clock()
+            pacer.end_step(k, 0.0, 0.0)
+    finally:
+        pacer.stop()
+
+
+def host_alone_runs(slow_rate: float, repeats: int, duration: float, padding: float) -> dict:
+    """:data:`HOST_ALONE`: the paced runs of :func:`paced_runs` (the same host settings,
+    jitter calibration, pacer, length and accounting) with an empty slow step — no site,
+    no substructure, no hook: the misses no loop can avoid on this host."""
+    cfg = EmptyStepConfig(float(slow_rate), float(padding))
+    n_steps = int(round((duration + padding) * slow_rate))
+    return _paced(cfg, lambda pacer: empty_steps(n_steps, pacer), repeats)
+
+
+def _paced(cfg, run_once, repeats: int) -> dict:
+    """``repeats`` times ``run_once(pacer)`` with a calibrated pacer inside the host's
+    real-time settings (:func:`paced_runs`)."""
+    from rths_ident.hybrid.loop.engine import LoopAborted  # noqa: PLC0415
     from rths_ident.hybrid.loop.realtime_host import RealTimeHost  # noqa: PLC0415
     from rths_ident.runner.results import calibrated_pacer  # noqa: PLC0415
-
-    from rths_ident.hybrid.loop.engine import LoopAborted  # noqa: PLC0415
 
     runs, latency, site, ns, own = [], [], [], [], []
     host_figures = None
@@ -244,12 +289,13 @@ def paced_runs(cfg, test, variant: str, repeats: int) -> dict:
             pacer = calibrated_pacer(cfg, host)
             stopped = None
             try:
-                run_loop(test, "stepwise", variant=variant, pacer=pacer)
+                run_once(pacer)
             except LoopAborted as aborted:  # an interlock (a late target's command jump): the run's steps until then
                 stopped = str(aborted).split(". ")[0]
             report = pacer.report()
             host_figures = report.host
-            runs.append(missed_deadlines(report) | ({"stopped": stopped} if stopped else {}))
+            runs.append(missed_deadlines(report) | host_counter_figures(report.counters)
+                        | ({"stopped": stopped} if stopped else {}))
             latency.append(report.latency_s)
             site.append(report.site_s if report.site_s is not None else np.zeros_like(report.latency_s))
             ns.append(report.ns_s)
@@ -265,6 +311,21 @@ def paced_runs(cfg, test, variant: str, repeats: int) -> dict:
                                                  for run in runs),
         "host": host_figures,
     }
+
+
+def host_counter_figures(counters: dict | None) -> dict:
+    """A paced run's host counters (:class:`~rths_ident.hybrid.loop.host_counters.HostCounters`)
+    as the bench keeps them per run: steal of the loop's CPU and of the machine [ms], the
+    loop thread's wait for a CPU [ms] and its share of the wall time on a CPU, the
+    involuntary context switches of the thread and of the process, and the three longest
+    late steps with their counters."""
+    if counters is None:
+        return {}
+    return {"steal_cpu_ms": counters["steal_cpu_ms"], "steal_all_ms": counters["steal_all_ms"],
+            "cpu_wait_ms": counters["thread_cpu_wait_ms"], "cpu_share": counters["thread_cpu_share"],
+            "involuntary_switches": counters["thread_involuntary_switches"],
+            "process_involuntary_switches": counters["process_involuntary_switches"],
+            "longest_stalls": counters["longest_late_steps"][:3]}
 
 
 def missed_text(run: dict) -> str:
@@ -304,6 +365,7 @@ def _loop_parts(cfg, test, variant: str, repeats: int) -> dict:
     from rths_ident.hybrid.loop.assembled import (  # noqa: PLC0415
         _limit_check, interlock_monitor, variant_guards, virtual_site)
     from rths_ident.hybrid.loop.engine import GuardsUpdater  # noqa: PLC0415
+    from rths_ident.hybrid.loop.host_counters import HostCounters  # noqa: PLC0415
     from rths_ident.hybrid.loop.model_updating import hook_init  # noqa: PLC0415
     from rths_ident.hybrid.loop.realtime import RealTimePacer  # noqa: PLC0415
     from rths_ident.hybrid.loop.step_logs import StepLogs  # noqa: PLC0415
@@ -364,6 +426,10 @@ def _loop_parts(cfg, test, variant: str, repeats: int) -> dict:
 
     parts["pacer"] = _per_step(pace, n, repeats)
     pacer.stop()
+    counters = HostCounters()  # the pacer's reading of the host's counters after each step
+    counters.start(n * repeats)
+    parts["host_counters"] = _per_step(counters.step, n, repeats)
+    counters.stop()
     with tempfile.TemporaryDirectory() as folder:
         writer = open_run_record(Path(folder) / "bench.h5", cfg, test, "stepwise")
         recorder = StepRecorder(writer, test.time_slow, None, test.ground_accel)
@@ -389,6 +455,9 @@ def run(repeats: int = 3, duration: float = 4.0, padding: float = 1.0, cases=CAS
                  "padding_s": padding, "repeats": repeats, "cases": {},
                  "load_average": {"before": list(os.getloadavg())}}
     for case in cases:
+        if case == HOST_ALONE:
+            out["cases"][case] = {"paced": host_alone_runs(RATES["slow_rate"], repeats, duration, padding)}
+            continue
         try:
             with _built(case, duration, padding) as (cfg, test, variant):
                 out["cases"][case] = _case_figures(cfg, test, variant, repeats, tcp=case == TCP_CASE)
@@ -444,6 +513,10 @@ def rate_table(slow_rates, repeats: int = 3, duration: float = 4.0, padding: flo
         table[case] = {}
         for slow in slow_rates:
             rates = {"slow_rate": float(slow), "fast_rate": fast_rate_for(float(slow))}
+            if case == HOST_ALONE:
+                table[case][f"{slow:g}"] = host_alone_runs(float(slow), repeats, duration, padding) | {
+                    "fast_rate_hz": rates["fast_rate"]}
+                continue
             try:
                 with _built(case, duration, padding, rates) as (cfg, test, variant):
                     run_loop(test, "stepwise", variant=variant)  # warm-up: every program compiled
@@ -493,6 +566,7 @@ def paced_lines(p: dict) -> list[str]:
              f"longest run {max(run['longest_missed_run'] for run in runs)}; "
              f"{p['runs_without_a_miss_after_startup']} of {len(runs)} runs without a miss after start-up"]
     lines += [f"      stopped: {run['stopped']}" for run in runs if "stopped" in run]
+    lines += counter_lines(runs)
     host = p.get("host") or {}
     if host:
         settings, jitter = host.get("settings", {}), host.get("jitter", {})
@@ -505,12 +579,36 @@ def paced_lines(p: dict) -> list[str]:
     return lines
 
 
+def counter_lines(runs: list[dict]) -> list[str]:
+    """The host's counters of each paced run (:func:`host_counter_figures`) as the
+    terminal shows them: what the host took from the loop, and the longest stall's."""
+    if not runs or "steal_cpu_ms" not in runs[0]:
+        return []
+    per_run = "; ".join(
+        f"{run['steal_cpu_ms']:.0f}/{run['steal_all_ms']:.0f} ms steal, {run['cpu_wait_ms']:.1f} ms waiting, "
+        f"{100 * (run['cpu_share'] or 0):.0f} % on CPU, {run['involuntary_switches']}/"
+        f"{run['process_involuntary_switches']} inv." for run in runs)
+    lines = [f"      host per run (steal of the loop's CPU / all CPUs, the loop thread's wait for a CPU and its time on "
+             f"one, involuntary switches of the thread / process): {per_run}"]
+    stalls = sorted((stall for run in runs for stall in run["longest_stalls"]), key=lambda s: -s["latency_ms"])[:3]
+    if stalls:
+        lines.append("      longest stalls: " + "; ".join(
+            f"step {s['step']} {s['latency_ms']:.1f} ms (waited {s['cpu_wait_ms']:.1f} ms for a CPU, on it "
+            f"{s['on_cpu_ms']:.1f} ms; steal {s['steal_ms']:.0f} ms in the {s['steal_window_ms']:.0f} ms up to it; "
+            f"read in {s['read_us']:.0f} µs)" for s in stalls))
+    return lines
+
+
 def report(r: dict) -> list[str]:
     lines = [f"step-wise loop at {r['slow_rate_hz']:g}/{r['fast_rate_hz']:g} Hz ({r['padding_s']:g} s start-up + "
              f"{r['duration_s']:g} s record × {r['repeats']} runs; µs per slow step, median / p99):"]
     for case, c in r["cases"].items():
         if "skipped" in c:
             lines.append(f"  {case}: skipped ({c['skipped']})")
+            continue
+        if case == HOST_ALONE:
+            lines += [f"  {case}: the same pacing, nothing in the step (the floor of every case):"] + paced_lines(
+                c["paced"])
             continue
         lines += [f"  {case} (ratio {c['ratio']}):"] + paced_lines(c["paced"])
         f = lambda d: f"{d['median']:7.1f} / {d['p99']:7.1f}"  # noqa: E731

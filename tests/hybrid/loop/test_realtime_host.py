@@ -121,3 +121,71 @@ def test_xla_worker_threads_run_with_the_loop_and_are_restored():
     finally:
         done.set()
         thread.join()
+
+
+def _locked_kib() -> int:
+    with open("/proc/self/status") as status:
+        return int(next(line for line in status if line.startswith("VmLck:")).split()[1])
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="Linux /proc")
+def test_locked_memory_is_unlocked_after_the_block_also_after_a_fault():
+    """mlockall inside the block (the kernel's VmLck counts the locked pages), munlockall
+    after it: the count read back from the OS is what it was before."""
+    before = _locked_kib()
+    with pytest.raises(RuntimeError, match="inside"):
+        with RealTimeHost(lock_memory=True) as settings:
+            if settings.memory_locked:
+                assert _locked_kib() > before + 1024  # at least the interpreter's own MiB
+                assert "memory locked" in settings.describe()
+            else:
+                assert any("memory lock refused" in note for note in settings.notes)
+            raise RuntimeError("a fault inside the block")
+    assert _locked_kib() == before
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2,
+                    reason="needs two CPUs and affinity")
+def test_the_processs_other_threads_leave_the_loops_cpu_and_come_back():
+    """A thread running before the block is moved off the loop's CPU, one started inside
+    that lowers itself lands there too, and each thread's affinity read back from the OS
+    after the block is what it was."""
+    import threading
+
+    from rths_ident.hybrid.loop.realtime_host import lower_this_thread
+
+    ready, done, tids = threading.Event(), threading.Event(), []
+
+    def idle():
+        tids.append(threading.get_native_id())
+        ready.set()
+        done.wait(30)
+
+    helper = threading.Thread(target=idle, daemon=True)
+    helper.start()
+    assert ready.wait(10)
+    tid = tids[0]
+    before = os.sched_getaffinity(tid)
+    lowered = {}
+
+    def started_inside():
+        lower_this_thread()
+        lowered["cpus"] = os.sched_getaffinity(0)
+
+    try:
+        with RealTimeHost(move_other_threads=True) as settings:
+            if settings.cpu is None:
+                pytest.skip("the loop could not be pinned: nothing to move the others off")
+            others = set(settings.other_cpus)
+            assert settings.cpu not in others and others
+            assert os.sched_getaffinity(0) == {settings.cpu}
+            assert os.sched_getaffinity(tid) == others
+            assert settings.other_threads_moved >= 1
+            inside = threading.Thread(target=started_inside)
+            inside.start()
+            inside.join(10)
+            assert lowered["cpus"] == others
+        assert os.sched_getaffinity(tid) == before
+    finally:
+        done.set()
+        helper.join()

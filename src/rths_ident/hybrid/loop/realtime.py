@@ -74,6 +74,8 @@ class RealTimeReport:
     site_s: np.ndarray | None = None  # per step: the site's step (virtual: the fast chunk's call) [s]
     wake_s: np.ndarray | None = None  # per step: window opening → the loop running (the host's lateness) [s]
     host: dict | None = None  # the host's settings and its jitter measured before the run (realtime_host)
+    counters: dict | None = None  # the host's counters over the run: steal, waits for a CPU (host_counters)
+    opened_s: float | None = None  # the clock's reading when window 0 opened [s] (window k opens at + k·Δt)
 
     @property
     def loop_s(self) -> np.ndarray:
@@ -116,6 +118,8 @@ class RealTimeReport:
         }
         if self.host is not None:
             out["host"] = self.host
+        if self.counters is not None:
+            out["host_counters"] = self.counters
         return out
 
 
@@ -134,6 +138,9 @@ class RealTimePacer:
             sizes it from the host's measured jitter).
         host: what :mod:`~rths_ident.hybrid.loop.realtime_host` set and measured before
             the run (reported with the figures).
+        counters: a :class:`~rths_ident.hybrid.loop.host_counters.HostCounters` read at the
+            start and the end, after each step and after each late step (after the
+            step's end is timed): the steal and the waits for a CPU over the run.
 
     Per step it writes into preallocated arrays (``start(n_steps)``; without a length
     they grow): nothing is allocated per step but the clock's readings.
@@ -141,7 +148,7 @@ class RealTimePacer:
 
     def __init__(self, dt: float, startup_steps: int = 0, late_fraction: float = LATE_TARGET_FRACTION,
                  clock: Callable[[], float] = time.perf_counter, sleep: Callable[[float], None] = time.sleep,
-                 spin_s: float = SPIN_S, host: dict | None = None):
+                 spin_s: float = SPIN_S, host: dict | None = None, counters=None):
         if not (math.isfinite(dt) and dt > 0):
             raise ParameterError(f"RealTimePacer.dt must be a positive number of seconds, got {dt!r}")
         if int(startup_steps) != startup_steps or startup_steps < 0:
@@ -155,6 +162,7 @@ class RealTimePacer:
         self.late_fraction = float(late_fraction)
         self.spin_s = float(spin_s)
         self.host = host
+        self.counters = counters
         self._clock, self._sleep = clock, sleep
         self._opening = None  # wall time the current window opened [s]
         self._start = None
@@ -190,10 +198,15 @@ class RealTimePacer:
         gc.collect()
         gc.freeze()
         gc.disable()
+        if self.counters is not None:
+            self.counters.start(self._latency.size)
         self._start = self._opening = self._clock()
 
     def stop(self) -> None:
-        """The paced run is over (or failed): the garbage collector resumes."""
+        """The paced run is over (or failed): the host's counters read a last time, the
+        garbage collector resumes."""
+        if self.counters is not None:
+            self.counters.stop()
         gc.unfreeze()
         if self._gc_was_enabled:
             gc.enable()
@@ -232,6 +245,10 @@ class RealTimePacer:
         self._site[i] = site_seconds
         self._n = i + 1
         self._opening += (missed + 1) * self.dt
+        if self.counters is not None:
+            self.counters.step(k)
+            if missed:
+                self.counters.late(k, latency)
         return missed
 
     def so_far(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -265,4 +282,6 @@ class RealTimePacer:
             site_s=None if np.all(np.isnan(site)) else site,
             wake_s=self._wake[:n].copy(),
             host=self.host,
+            counters=self.counters.as_dict() if self.counters is not None else None,
+            opened_s=self._start,
         )

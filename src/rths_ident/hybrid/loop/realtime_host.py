@@ -25,7 +25,16 @@ what it got:
   when another Python thread (the test record's writer) holds the interpreter lock, the
   loop gets it back within that interval;
 * the **garbage collector** is the pacer's (:meth:`RealTimePacer.start`: collected, frozen,
-  paused).
+  paused);
+* **memory locked** (``lock_memory``): ``mlockall(MCL_CURRENT | MCL_FUTURE)``, so that no
+  page the loop touches is reclaimed and faulted back in mid-step (refused without
+  ``CAP_IPC_LOCK`` or a large enough ``ulimit -l``: said); ``munlockall`` at the end;
+* **the process's other threads off the loop's CPU** (``move_other_threads``): every
+  thread of the process but the loop's and XLA's workers is pinned to the other CPUs
+  the process may use, and a thread started inside the block that calls
+  :func:`lower_this_thread` (the test record's writer) goes there too, so that nothing
+  of the process but the loop and what it waits for runs on the loop's CPU, nor counts
+  against that CPU's real-time budget.
 
 Everything is restored when the block ends, also after a fault. The settings apply to
 the calling thread (Linux: affinity, policy, nice and timer slack are per thread);
@@ -48,13 +57,15 @@ import dataclasses
 import math
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["FIFO_PRIORITY", "NICE_FALLBACK", "SWITCH_INTERVAL_S", "COMPUTE_THREAD_NAMES", "HostSettings",
-           "RealTimeHost", "JitterReport", "measure_jitter", "spin_tail", "compute_threads", "lower_this_thread"]
+__all__ = ["FIFO_PRIORITY", "NICE_FALLBACK", "SWITCH_INTERVAL_S", "LOCK_MEMORY", "MOVE_OTHER_THREADS",
+           "COMPUTE_THREAD_NAMES", "HostSettings", "RealTimeHost", "JitterReport", "measure_jitter", "spin_tail",
+           "compute_threads", "other_threads", "lower_this_thread"]
 
 #: SCHED_FIFO priority of the loop's thread (1 … 99; the record writer runs below it)
 FIFO_PRIORITY = 50
@@ -65,15 +76,27 @@ SWITCH_INTERVAL_S = 50e-6
 #: the busy-wait tail is at least this [s] (a clock poll and a Python loop turn cost ~1 µs)
 MIN_SPIN_S = 20e-6
 
+#: whether a paced run locks the process's memory (mlockall) by default
+LOCK_MEMORY = False
+#: whether a paced run moves the process's other threads off the loop's CPU by default
+MOVE_OTHER_THREADS = False
+
 _PR_SET_TIMERSLACK, _PR_GET_TIMERSLACK = 29, 30
+_MCL_CURRENT, _MCL_FUTURE = 1, 2
+#: the CPUs a RealTimeHost block gives the process's other threads (None: no block moves them)
+_OTHER_CPUS: frozenset | None = None
+
+
+def _libc():
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    except OSError:
+        return None
 
 
 def _prctl():
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        return libc.prctl
-    except (OSError, AttributeError):
-        return None
+    libc = _libc()
+    return getattr(libc, "prctl", None) if libc is not None else None
 
 
 @dataclasses.dataclass
@@ -86,6 +109,9 @@ class HostSettings:
     timer_slack_ns: int | None = None
     switch_interval_s: float | None = None
     compute_threads: int = 0  # XLA's worker threads raised with the loop (the loop waits for them)
+    memory_locked: bool = False  # mlockall(MCL_CURRENT | MCL_FUTURE) granted
+    other_threads_moved: int = 0  # the process's other threads pinned off the loop's CPU
+    other_cpus: list | None = None  # where they run
     notes: list = dataclasses.field(default_factory=list)  # what was refused, and why
 
     def describe(self) -> str:
@@ -94,6 +120,11 @@ class HostSettings:
                 f"switch interval {1e6 * (self.switch_interval_s or 0):.0f} µs")
         if self.compute_threads:
             text += f", {self.compute_threads} XLA worker threads with the loop"
+        if self.memory_locked:
+            text += ", memory locked"
+        if self.other_cpus is not None:
+            text += (f", the process's other threads ({self.other_threads_moved}) on CPU "
+                     f"{', '.join(str(c) for c in self.other_cpus)}")
         return text + (f" ({'; '.join(self.notes)})" if self.notes else "")
 
 
@@ -103,10 +134,13 @@ class RealTimeHost:
     settings then say so)."""
 
     def __init__(self, enabled: bool = True, fifo_priority: int = FIFO_PRIORITY, nice: int = NICE_FALLBACK,
-                 switch_interval_s: float = SWITCH_INTERVAL_S, pin: bool = True):
+                 switch_interval_s: float = SWITCH_INTERVAL_S, pin: bool = True, lock_memory: bool = LOCK_MEMORY,
+                 move_other_threads: bool = MOVE_OTHER_THREADS):
         self.enabled, self.fifo_priority, self.nice = enabled, int(fifo_priority), int(nice)
         self.switch_interval_s, self.pin = float(switch_interval_s), pin
+        self.lock_memory, self.move_other_threads = lock_memory, move_other_threads
         self.settings = HostSettings()
+        self._allowed: list[int] = []
         self._restore: list[Callable[[], None]] = []
 
     def __enter__(self) -> HostSettings:
@@ -118,6 +152,10 @@ class RealTimeHost:
         self._schedule(settings)
         self._timer_slack(settings)
         self._raise_compute_threads(settings)
+        if self.move_other_threads:
+            self._move_other_threads(settings)
+        if self.lock_memory:
+            self._lock_memory(settings)
         previous = sys.getswitchinterval()
         sys.setswitchinterval(self.switch_interval_s)
         settings.switch_interval_s = sys.getswitchinterval()
@@ -137,6 +175,7 @@ class RealTimeHost:
             settings.notes.append("CPU affinity: not available on this system")
             return
         allowed = sorted(os.sched_getaffinity(0))
+        self._allowed = allowed
         settings.cpus_available = len(allowed)
         if not self.pin or len(allowed) < 2:
             return
@@ -191,6 +230,50 @@ class RealTimeHost:
                 continue
             settings.compute_threads += 1
 
+    def _move_other_threads(self, settings: HostSettings) -> None:
+        """Every thread of the process but this one and XLA's workers to the CPUs the
+        process may use other than the loop's (module doc); threads started inside the
+        block go there when they call :func:`lower_this_thread`."""
+        global _OTHER_CPUS
+        if settings.cpu is None:
+            return
+        others = set(self._allowed) - {settings.cpu}
+        if not others:
+            return
+        keep = {threading.get_native_id(), *compute_threads()}
+        for tid in other_threads(keep):
+            try:
+                affinity = os.sched_getaffinity(tid)
+                os.sched_setaffinity(tid, others)
+            except OSError:  # the thread ended meanwhile
+                continue
+            self._restore.append(lambda tid=tid, affinity=affinity: _set_affinity_if_alive(tid, affinity))
+            settings.other_threads_moved += 1
+        settings.other_cpus = sorted(others)
+        previous = _OTHER_CPUS
+        _OTHER_CPUS = frozenset(others)
+
+        def forget():
+            global _OTHER_CPUS
+            _OTHER_CPUS = previous
+
+        self._restore.append(forget)
+
+    def _lock_memory(self, settings: HostSettings) -> None:
+        """``mlockall(MCL_CURRENT | MCL_FUTURE)``, undone by ``munlockall`` (module doc)."""
+        libc = _libc()
+        if libc is None or not hasattr(libc, "mlockall"):
+            settings.notes.append("memory lock: mlockall not available")
+            return
+        if libc.mlockall(_MCL_CURRENT | _MCL_FUTURE) != 0:
+            error = ctypes.get_errno()
+            settings.notes.append(f"memory lock refused ({os.strerror(error)}: needs CAP_IPC_LOCK or "
+                                  "ulimit -l unlimited)")
+            libc.munlockall()  # a partial lock (ENOMEM after some pages) is undone
+            return
+        settings.memory_locked = True
+        self._restore.append(lambda: libc.munlockall())
+
     def _timer_slack(self, settings: HostSettings) -> None:
         prctl = _prctl()
         if prctl is None:
@@ -227,13 +310,29 @@ def compute_threads() -> list[int]:
     return sorted(found)
 
 
+def other_threads(keep) -> list[int]:
+    """Thread ids of this process but those in ``keep`` (Linux: ``/proc/self/task``)."""
+    try:
+        return sorted(int(tid) for tid in os.listdir("/proc/self/task") if int(tid) not in keep)
+    except OSError:
+        return []
+
+
+def _set_affinity_if_alive(tid: int, cpus) -> None:
+    try:
+        os.sched_setaffinity(tid, cpus)
+    except ProcessLookupError:  # the thread has ended
+        pass
+
+
 def lower_this_thread(fifo_priority: int | None = None) -> str:
     """For a helper thread started inside a :class:`RealTimeHost` block (it inherited the
     loop's settings): run below the loop — SCHED_FIFO at ``fifo_priority`` (default: the
-    loop's minus 10) when the loop is SCHED_FIFO, else the ordinary policy; on any CPU
-    the process may use. Returns what it set."""
+    loop's minus 10) when the loop is SCHED_FIFO, else the ordinary policy; on the CPUs
+    the block keeps for the process's other threads (``move_other_threads``), else on any
+    CPU the process's main thread may use. Returns what it set."""
     try:
-        os.sched_setaffinity(0, os.sched_getaffinity(os.getpid()))
+        os.sched_setaffinity(0, _OTHER_CPUS if _OTHER_CPUS else os.sched_getaffinity(os.getpid()))
     except (OSError, AttributeError):
         pass
     try:
