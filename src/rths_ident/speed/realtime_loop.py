@@ -7,14 +7,19 @@ a ``rths-ident serve ns`` child process on 127.0.0.1 (started for the case and s
 after it), lugre-frame at 1024/4096 Hz with its RLS identifier and model updating — this
 measures, after compilation:
 
+* **the host alone** (:data:`HOST_ALONE`, the first case): an empty slow step paced
+  exactly as the cases below (:func:`host_alone_runs`) — the misses no loop can avoid
+  on this machine;
 * **the paced loop**, as ``rths-ident run --realtime`` runs it: the host's real-time
   settings (:class:`~rths_ident.hybrid.loop.realtime_host.RealTimeHost`), a second of its
   jitter measured first (:func:`~rths_ident.runner.results.calibrated_pacer`), then
   ``repeats`` runs of the record held to the wall clock by the
   :class:`~rths_ident.hybrid.loop.realtime.RealTimePacer`: per slow step the latency
   (window opening → next target ready) min / median / p99 / p99.9 / max, and the missed
-  deadlines per run (in all, after the start-up padding, the longest run of them) — what
-  tells a user whether their machine holds the rate;
+  deadlines per run (in all, after the start-up padding, the longest run of them), and the
+  host's counters per run (the hypervisor's steal, the loop thread's wait for a CPU,
+  involuntary switches, the longest late steps': :mod:`~rths_ident.hybrid.loop.host_counters`)
+  — what tells a user whether their machine holds the rate, and why not;
 
 * **the whole loop**, unpaced, through :func:`~rths_ident.hybrid.loop.engine.run_stepwise`
   itself with a :class:`StepTimer` in the pacer's place (the engine's own timing of every

@@ -88,28 +88,20 @@ def test_a_runs_figures_are_bracketed_by_proc_status_and_the_thread_is_part_of_t
     assert figures["steal_cpu_ms"] <= figures["steal_all_ms"] and figures["steal_all_ms"] >= 0
 
 
-class FakeClock:
-    def __init__(self):
-        self.now = 10.0
-
-    def __call__(self):
-        return self.now
-
-    def sleep(self, seconds):
-        self.now += seconds
-
-
 @linux
 def test_the_pacer_records_each_late_step_with_its_latency():
-    dt = 1.0 / 1024
-    clock = FakeClock()
+    dt, now = 1.0 / 1024, [10.0]  # a fake clock: it moves by the sleeps and the steps' work only
+
+    def sleep(seconds):
+        now[0] += seconds
+
     counters = HostCounters(cpu=0)
-    pacer = RealTimePacer(dt, clock=clock, sleep=clock.sleep, spin_s=0.0, counters=counters)
+    pacer = RealTimePacer(dt, clock=lambda: now[0], sleep=sleep, spin_s=0.0, counters=counters)
     work = np.array([0.3, 2.5, 0.3, 0.3, 4.2, 0.3]) * dt
     pacer.start(len(work))
     for k, w in enumerate(work):
         pacer.begin_step(k)
-        clock.now += w
+        now[0] += w
         pacer.end_step(k, 0.0, 0.0)
     pacer.stop()
     figures = pacer.report().as_dict()["host_counters"]

@@ -1,13 +1,39 @@
 """The host's jitter calibration against a fake clock (the lateness is known exactly), the
 busy-wait tail sized from it, and the real-time settings restored after the block."""
 
+import contextlib
 import os
 import sys
+import threading
 
 import numpy as np
 import pytest
 
 from rths_ident.hybrid.loop.realtime_host import MIN_SPIN_S, RealTimeHost, measure_jitter, spin_tail
+
+
+@contextlib.contextmanager
+def _idle_thread(name: str | None = None):
+    """A thread of this process that waits (named ``name`` in /proc when given): its id
+    while the ``with`` lasts."""
+    ready, done, tids = threading.Event(), threading.Event(), []
+
+    def idle():
+        tids.append(threading.get_native_id())
+        if name is not None:
+            with open(f"/proc/self/task/{tids[0]}/comm", "w") as comm:
+                comm.write(name)
+        ready.set()
+        done.wait(30)
+
+    thread = threading.Thread(target=idle, daemon=True)
+    thread.start()
+    assert ready.wait(10)
+    try:
+        yield tids[0]
+    finally:
+        done.set()
+        thread.join()
 
 
 class LateSleeper:
@@ -87,25 +113,9 @@ def test_a_disabled_host_changes_nothing_and_says_so():
 def test_xla_worker_threads_run_with_the_loop_and_are_restored():
     """A thread named as XLA's intra-op workers is raised to the loop's policy and pinned
     to its CPU inside the block (the loop waits for such threads), and restored after."""
-    import threading
-
     from rths_ident.hybrid.loop.realtime_host import compute_threads
 
-    ready, done = threading.Event(), threading.Event()
-    tids = []
-
-    def worker():
-        tids.append(threading.get_native_id())
-        with open(f"/proc/self/task/{tids[0]}/comm", "w") as comm:
-            comm.write("tf_XLAEigen_t")
-        ready.set()
-        done.wait(30)
-
-    thread = threading.Thread(target=worker, daemon=True)
-    thread.start()
-    assert ready.wait(10)
-    tid = tids[0]
-    try:
+    with _idle_thread("tf_XLAEigen_t") as tid:
         assert tid in compute_threads()
         before = (os.sched_getscheduler(tid), os.sched_getaffinity(tid))
         with RealTimeHost() as settings:
@@ -118,9 +128,6 @@ def test_xla_worker_threads_run_with_the_loop_and_are_restored():
                 assert os.sched_getscheduler(tid) == os.SCHED_FIFO
             assert "XLA worker threads with the loop" in settings.describe()
         assert (os.sched_getscheduler(tid), os.sched_getaffinity(tid)) == before
-    finally:
-        done.set()
-        thread.join()
 
 
 def _locked_kib() -> int:
@@ -150,29 +157,16 @@ def test_the_processs_other_threads_leave_the_loops_cpu_and_come_back():
     """A thread running before the block is moved off the loop's CPU, one started inside
     that lowers itself lands there too, and each thread's affinity read back from the OS
     after the block is what it was."""
-    import threading
-
     from rths_ident.hybrid.loop.realtime_host import lower_this_thread
 
-    ready, done, tids = threading.Event(), threading.Event(), []
-
-    def idle():
-        tids.append(threading.get_native_id())
-        ready.set()
-        done.wait(30)
-
-    helper = threading.Thread(target=idle, daemon=True)
-    helper.start()
-    assert ready.wait(10)
-    tid = tids[0]
-    before = os.sched_getaffinity(tid)
     lowered = {}
 
     def started_inside():
         lower_this_thread()
         lowered["cpus"] = os.sched_getaffinity(0)
 
-    try:
+    with _idle_thread() as tid:
+        before = os.sched_getaffinity(tid)
         with RealTimeHost(move_other_threads=True) as settings:
             if settings.cpu is None:
                 pytest.skip("the loop could not be pinned: nothing to move the others off")
@@ -186,6 +180,3 @@ def test_the_processs_other_threads_leave_the_loops_cpu_and_come_back():
             inside.join(10)
             assert lowered["cpus"] == others
         assert os.sched_getaffinity(tid) == before
-    finally:
-        done.set()
-        helper.join()
