@@ -34,7 +34,9 @@ def test_the_cpu_lines_steal_sums_to_the_machines_line():
     with open("/proc/stat", "rb") as f:
         stat = f.read()  # one reading: the kernel writes the machine's line as the sum of the CPUs'
     cpus = [int(line.split()[0][3:]) for line in stat.splitlines() if line[:3] == b"cpu" and line[3:4].isdigit()]
-    assert sum(steal_ticks(stat, cpu) for cpu in cpus) == steal_ticks(stat, None)
+    # it sums nanoseconds and then rounds down to ticks: each CPU's line drops less than a tick
+    shortfall = steal_ticks(stat, None) - sum(steal_ticks(stat, cpu) for cpu in cpus)
+    assert 0 <= shortfall <= len(cpus) - 1
 
 
 @linux
@@ -51,13 +53,15 @@ def test_the_threads_time_on_a_cpu_is_its_cpu_clock():
     with open(f"/proc/self/task/{threading.get_native_id()}/schedstat", "rb") as f:
         on_cpu_0, _ = thread_schedstat(f.read())
     clock_0 = time.thread_time_ns()
-    end = time.perf_counter() + 0.05
+    end = time.perf_counter() + 0.2
     while time.perf_counter() < end:
         pass
     clock_1 = time.thread_time_ns()
     with open(f"/proc/self/task/{threading.get_native_id()}/schedstat", "rb") as f:
         on_cpu_1, _ = thread_schedstat(f.read())
-    assert (on_cpu_1 - on_cpu_0) == pytest.approx(clock_1 - clock_0, abs=2e6)  # ns: the two reads' own time
+    # schedstat's figure of a running thread is brought up to date at the scheduler's ticks,
+    # the CPU clock's at the reading: they differ by up to a tick (4 ms at 250 Hz) per reading
+    assert (on_cpu_1 - on_cpu_0) == pytest.approx(clock_1 - clock_0, abs=10e6)
 
 
 def _status_switches():

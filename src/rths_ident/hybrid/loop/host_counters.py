@@ -11,7 +11,10 @@ reads those counts at the start and the end of a paced run, and around its late 
 * the loop thread's **wait for a CPU** — the time it was runnable but not running, in ns
   (``/proc/self/task/TID/schedstat``, 2nd value; the 1st is its time on the CPU), which is
   where the guest's own scheduler shows: a real-time thread that used up its share of
-  ``sched_rt_runtime_us`` is throttled, runnable, until the next period;
+  ``sched_rt_runtime_us`` is throttled, runnable, until the next period, and one that
+  another process's real-time thread of its priority holds off waits here too (the time
+  on the CPU, read by the thread itself, is brought up to date at the scheduler's ticks:
+  it may lag by one);
 * **involuntary context switches** — the loop thread's (``getrusage(RUSAGE_THREAD)``) and
   the whole process's (``RUSAGE_SELF``), each a time the kernel took a CPU from a thread
   that still wanted it.
