@@ -36,6 +36,10 @@ what it got:
   of the process but the loop and what it waits for runs on the loop's CPU, nor counts
   against that CPU's real-time budget.
 
+These two are off by default (:data:`LOCK_MEMORY`, :data:`MOVE_OTHER_THREADS`): on a shared
+2-core virtual machine each made the paced loop's p99 and its misses worse in alternated
+A/B runs (docs/hybrid/realtime.md says why).
+
 Everything is restored when the block ends, also after a fault. The settings apply to
 the calling thread (Linux: affinity, policy, nice and timer slack are per thread);
 threads started inside the block inherit them, so a helper thread that must not
