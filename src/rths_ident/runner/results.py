@@ -30,7 +30,8 @@ from rths_ident.hybrid.loop.assembled import (
 )
 from rths_ident.hybrid.loop.host_counters import HostCounters
 from rths_ident.hybrid.loop.realtime import RealTimePacer
-from rths_ident.hybrid.loop.realtime_host import HostSettings, RealTimeHost, measure_jitter, spin_tail
+from rths_ident.hybrid.loop.realtime_host import (RUNNING_CHECK_S, HostSettings, RealTimeHost, measure_jitter,
+                                                  spin_tail)
 from rths_ident.runner.events import Note
 from rths_ident.runner.options import RunOptions
 from rths_ident.runner.events import TestStarted
@@ -186,12 +187,13 @@ def run_scenario(cfg, build: Callable[..., HybridTest], options: RunOptions = Ru
 
 def calibrated_pacer(cfg, host: HostSettings, note: Callable[[str], None] | None = None) -> RealTimePacer:
     """The pacer of a paced run at ``cfg.slow_rate`` (``cfg.pad_seconds`` of start-up),
-    after a second of the host's jitter measured in the settings the run gets
-    (:func:`~rths_ident.hybrid.loop.realtime_host.measure_jitter`, told to ``note``): its
+    after a second of the host's jitter and half a second of a spinning thread measured in
+    the settings the run gets (:func:`~rths_ident.hybrid.loop.realtime_host.measure_jitter`,
+    told to ``note``): its
     busy-wait tail is the measured sleep overshoot
     (:func:`~rths_ident.hybrid.loop.realtime_host.spin_tail`)."""
     dt = 1.0 / cfg.slow_rate
-    jitter = measure_jitter(dt, seconds=JITTER_CALIBRATION_S)
+    jitter = measure_jitter(dt, seconds=JITTER_CALIBRATION_S, running_seconds=RUNNING_CHECK_S)
     spin = spin_tail(jitter)
     if note is not None:
         note(f"real time: {host.describe()}")

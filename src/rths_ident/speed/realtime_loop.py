@@ -432,9 +432,14 @@ def _loop_parts(cfg, test, variant: str, repeats: int) -> dict:
 
     parts["pacer"] = _per_step(pace, n, repeats)
     pacer.stop()
-    counters = HostCounters()  # the pacer's reading of the host's counters after each step
+    counters = HostCounters()  # the pacer's reading of the loop thread's CPU clock per step
     counters.start(n * repeats)
-    parts["host_counters"] = _per_step(counters.step, n, repeats)
+
+    def read_counters(k):  # as the pacer reads them: at the window's opening and after the work
+        counters.began()
+        counters.step(k)
+
+    parts["host_counters"] = _per_step(read_counters, n, repeats)
     counters.stop()
     with tempfile.TemporaryDirectory() as folder:
         writer = open_run_record(Path(folder) / "bench.h5", cfg, test, "stepwise")
@@ -599,9 +604,10 @@ def counter_lines(runs: list[dict]) -> list[str]:
     stalls = sorted((stall for run in runs for stall in run["longest_stalls"]), key=lambda s: -s["latency_ms"])[:3]
     if stalls:
         lines.append("      longest stalls: " + "; ".join(
-            f"step {s['step']} {s['latency_ms']:.1f} ms (waited {s['cpu_wait_ms']:.1f} ms for a CPU, on it "
-            f"{s['on_cpu_ms']:.1f} ms; steal {s['steal_ms']:.0f} ms in the {s['steal_window_ms']:.0f} ms up to it; "
-            f"read in {s['read_us']:.0f} µs)" for s in stalls))
+            f"step {s['step']} {s['latency_ms']:.2f} ms (woke {s['woke_late_ms']:.2f} ms late; its work "
+            f"{s['work_ms']:.2f} ms, {s['work_on_cpu_ms']:.2f} ms of it on the CPU; waited {s['cpu_wait_ms']:.1f} ms "
+            f"for a CPU, {s['involuntary_switches']} inv., steal {s['steal_ms']:.0f} ms in the "
+            f"{s['steal_window_ms']:.0f} ms up to it)" for s in stalls))
     return lines
 
 

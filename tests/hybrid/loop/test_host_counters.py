@@ -76,9 +76,13 @@ def test_a_runs_figures_are_bracketed_by_proc_status_and_the_thread_is_part_of_t
     counters = HostCounters(cpu=0)
     counters.start(10)
     end = time.perf_counter() + 0.05
+    own_cpu_ns = []
     for k in range(10):
+        counters.began()
+        cpu_0 = time.thread_time_ns()
         while time.perf_counter() < end - 0.005 * (9 - k):
             pass
+        own_cpu_ns.append(time.thread_time_ns() - cpu_0)
         counters.step(k)
     counters.stop()
     after = _status_switches()
@@ -87,8 +91,9 @@ def test_a_runs_figures_are_bracketed_by_proc_status_and_the_thread_is_part_of_t
     assert figures["process_involuntary_switches"] >= figures["thread_involuntary_switches"]
     assert figures["process_involuntary_switches"] <= resource.getrusage(resource.RUSAGE_SELF).ru_nivcsw - process_before
     assert figures["thread_on_cpu_ms"] == pytest.approx(1e3 * figures["wall_s"] * figures["thread_cpu_share"])
-    # the per-step waits add up to the run's (the last step's reading is the run's but for stop's)
-    assert 1e-6 * counters.wait_per_step_ns().sum() <= figures["thread_cpu_wait_ms"] + 1e-9
+    # each step's CPU time brackets the test's own reading of the thread's CPU clock inside it
+    work = counters.work_on_cpu_ns()
+    assert np.all(work >= np.array(own_cpu_ns)) and np.all(work - np.array(own_cpu_ns) < 1e6)
     assert figures["steal_cpu_ms"] <= figures["steal_all_ms"] and figures["steal_all_ms"] >= 0
 
 
@@ -113,4 +118,7 @@ def test_the_pacer_records_each_late_step_with_its_latency():
     assert [s["step"] for s in figures["longest_late_steps"]] == [4, 1]  # longest first
     assert [s["latency_ms"] for s in figures["longest_late_steps"]] == pytest.approx([4.2e3 * dt, 2.5e3 * dt])
     assert all(s["read_us"] > 0 for s in figures["longest_late_steps"])
-    assert counters.wait_per_step_ns().size == len(work)
+    assert counters.work_on_cpu_ns().size == len(work)
+    # the fake clock's steps: woke on time, so the whole latency is the step's work
+    assert [s["woke_late_ms"] for s in figures["longest_late_steps"]] == pytest.approx([0.0, 0.0])
+    assert [s["work_ms"] for s in figures["longest_late_steps"]] == pytest.approx([4.2e3 * dt, 2.5e3 * dt])

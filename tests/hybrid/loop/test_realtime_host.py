@@ -9,7 +9,8 @@ import threading
 import numpy as np
 import pytest
 
-from rths_ident.hybrid.loop.realtime_host import MIN_SPIN_S, RealTimeHost, measure_jitter, spin_tail
+from rths_ident.hybrid.loop.realtime_host import (MIN_SPIN_S, JitterReport, RealTimeHost, measure_jitter,
+                                                  measure_running_gaps, spin_tail)
 
 
 @contextlib.contextmanager
@@ -180,3 +181,35 @@ def test_the_processs_other_threads_leave_the_loops_cpu_and_come_back():
             inside.join(10)
             assert lowered["cpus"] == others
         assert os.sched_getaffinity(tid) == before
+
+
+def test_a_spinning_thread_finds_exactly_the_gaps_its_clock_jumped():
+    # a clock that moves 0.1 µs per reading, with three jumps of known length (s)
+    jumps = {100: 300e-6, 2500: 1.2e-3, 4000: 25e-6, 4100: 19e-6}
+    readings = [0.0]
+
+    def clock():
+        step = len(readings)
+        readings.append(readings[-1] + 1e-7 + jumps.get(step, 0.0))
+        return readings[-1]
+
+    spun, gaps = measure_running_gaps(seconds=2e-3, clock=clock)
+    assert gaps == pytest.approx([300e-6 + 1e-7, 1.2e-3 + 1e-7, 25e-6 + 1e-7])  # 19 µs: under the 20 µs threshold
+    assert spun >= 2e-3
+
+
+def test_the_jitter_report_counts_the_spinning_threads_gaps_and_says_when_they_exceed_half_a_step():
+    dt = 1.0 / 1024
+    gaps = np.array([30e-6, 150e-6, 0.6e-3])
+    report = JitterReport(dt, 10, np.zeros(10), np.zeros(10), 0.5, gaps)
+    running = report.as_dict()["running_thread"]
+    assert (running["gaps"], running["gaps_over_100us"], running["gaps_over_half_a_step"]) == (3, 2, 1)
+    assert running["max_gap_us"] == pytest.approx(600.0) and running["lost_us"] == pytest.approx(780.0)
+    assert "lost the CPU 1 times for more than half a step: this host may not hold the rate" in report.describe()
+    calm = JitterReport(dt, 10, np.zeros(10), np.zeros(10), 0.5, gaps[:2])
+    assert calm.describe().endswith("the host held every window")
+
+
+def test_a_real_spin_loses_no_more_than_it_spun():
+    spun, gaps = measure_running_gaps(seconds=0.05)
+    assert 0.05 <= spun < 5.0 and np.all(gaps >= 20e-6) and gaps.sum() <= spun

@@ -19,11 +19,18 @@ reads those counts at the start and the end of a paced run, and around its late 
   the whole process's (``RUSAGE_SELF``), each a time the kernel took a CPU from a thread
   that still wanted it.
 
-Per step the pacer reads only the thread's ``schedstat`` (one ``pread`` of an open file,
-~1 µs: :meth:`HostCounters.step`); ``/proc/stat`` (~10 µs) is read at the start, at the
-end, and after each late step, after the step's end has been timed
-(:meth:`HostCounters.late`): a late step's steal is the steal since the previous
-reading, which brackets the stall.
+Per step the pacer reads only the loop thread's own CPU clock (``CLOCK_THREAD_CPUTIME_ID``,
+~1 µs a reading on this machine class): when the window has opened and when the step's work
+is done (:meth:`HostCounters.began`, :meth:`HostCounters.step`), so that a late step says how
+much of its work the thread spent on a CPU as the guest's kernel counts it. A step whose
+work took 2 ms of wall time and 2 ms of the thread's CPU time, with no wait for a CPU and no
+switch, was not taken off the CPU by the guest: the same work that takes 0.3 ms in other
+steps ran slower, or the hypervisor ran something else on the virtual CPU without the guest
+seeing it (a kernel that counts steal may still charge it to the running thread).
+``/proc/stat`` and the thread's ``schedstat`` (~10 µs) are read at the start, at the end, and
+after each late step, after the step's end has been timed (:meth:`HostCounters.late`): a
+late step's steal and wait for a CPU are those since the previous reading, which brackets
+the stall.
 """
 
 from __future__ import annotations
@@ -84,8 +91,8 @@ class HostCounters:
         self._stat = self._sched = None
         self._first = self._last_stat = self._end = None
         self._late: list = []
-        self._wait_ns = np.zeros(0, dtype=np.int64)
-        self._on_cpu_ns = np.zeros(0, dtype=np.int64)
+        self._work_cpu_ns = np.zeros(0, dtype=np.int64)
+        self._began_ns = 0
         self._n = 0
 
     # -- readings -------------------------------------------------------------------------
@@ -112,42 +119,44 @@ class HostCounters:
                 steal_ticks(os.pread(self._stat, 65536, 0), self.cpu)
             except ValueError:  # no line for that CPU (another process's affinity): the machine's only
                 self.cpu = None
-        self._wait_ns = np.zeros(n_steps, dtype=np.int64)
-        self._on_cpu_ns = np.zeros(n_steps, dtype=np.int64)
+        self._work_cpu_ns = np.zeros(n_steps, dtype=np.int64)
+        self._began_ns = time.thread_time_ns()
         self._n = 0
         self._late = []
         self._first = self._last_stat = self._read()
         self._end = None
 
+    def began(self) -> None:
+        """Step's window has opened (the pacer's wait is over): the thread's CPU clock."""
+        self._began_ns = time.thread_time_ns()
+
     def step(self, k: int) -> None:
-        """After step ``k`` (the pacer's end of step): the thread's CPU time and wait so far."""
-        if self._sched is None:
+        """After step ``k``'s work (its end timed): the thread's CPU time since :meth:`began`."""
+        if self._stat is None:
             return
         i = self._n
-        if i >= self._wait_ns.size:
-            grown = max(64, 2 * self._wait_ns.size)
-            self._wait_ns = np.resize(self._wait_ns, grown)
-            self._on_cpu_ns = np.resize(self._on_cpu_ns, grown)
-        on_cpu, wait = thread_schedstat(os.pread(self._sched, 128, 0))
-        self._on_cpu_ns[i], self._wait_ns[i] = on_cpu, wait
+        if i >= self._work_cpu_ns.size:
+            self._work_cpu_ns = np.resize(self._work_cpu_ns, max(64, 2 * self._work_cpu_ns.size))
+        self._work_cpu_ns[i] = time.thread_time_ns() - self._began_ns
         self._n = i + 1
 
-    def late(self, k: int, latency_s: float) -> None:
-        """Step ``k`` ended ``latency_s`` after its window opened, past its deadline: the
-        steal since the previous ``/proc/stat`` reading (which brackets the stall), and the
-        thread's wait for a CPU during the step and the sleep before it."""
+    def late(self, k: int, latency_s: float, woke_late_s: float = 0.0) -> None:
+        """Step ``k`` ended ``latency_s`` after its window opened, past its deadline
+        (``woke_late_s`` of it before the thread ran): its work's wall time and the thread's
+        CPU time in it, and the steal and the thread's wait for a CPU since the previous
+        reading of ``/proc`` (which brackets the stall)."""
         if self._stat is None or len(self._late) >= MAX_LATE_SAMPLES:
             return
         started = time.perf_counter()
         now = self._read()
         read_us = 1e6 * (time.perf_counter() - started)
         before = self._last_stat
-        i = self._n - 1  # this step's schedstat reading (step() ran first)
-        wait = (self._wait_ns[i] - self._wait_ns[i - 1]) if i >= 1 else self._wait_ns[i] - self._first.wait_ns
-        on_cpu = (self._on_cpu_ns[i] - self._on_cpu_ns[i - 1]) if i >= 1 else 0
         self._late.append({
-            "step": int(k), "latency_ms": 1e3 * latency_s,
-            "cpu_wait_ms": 1e-6 * float(wait), "on_cpu_ms": 1e-6 * float(on_cpu),
+            "step": int(k), "latency_ms": 1e3 * latency_s, "woke_late_ms": 1e3 * woke_late_s,
+            "work_ms": 1e3 * (latency_s - woke_late_s),
+            "work_on_cpu_ms": 1e-6 * float(self._work_cpu_ns[self._n - 1]) if self._n else None,
+            "cpu_wait_ms": 1e-6 * float(now.wait_ns - before.wait_ns),
+            "involuntary_switches": now.thread_nivcsw - before.thread_nivcsw,
             "steal_ms": 1e3 * CLOCK_TICK_S * (now.steal_cpu - before.steal_cpu),
             "steal_window_ms": 1e3 * (now.t - before.t),
             "read_us": read_us,  # what this reading cost the loop (after the step's end was timed)
@@ -167,12 +176,9 @@ class HostCounters:
                 setattr(self, name, None)
 
     # -- what they say --------------------------------------------------------------------
-    def wait_per_step_ns(self) -> np.ndarray:
-        """Per step: the thread's wait for a CPU since the previous step's end [ns]."""
-        n = self._n
-        if n == 0 or self._first is None:
-            return np.zeros(0, dtype=np.int64)
-        return np.diff(self._wait_ns[:n], prepend=self._first.wait_ns)
+    def work_on_cpu_ns(self) -> np.ndarray:
+        """Per step: the loop thread's CPU time from its window's opening to its work's end [ns]."""
+        return self._work_cpu_ns[:self._n].copy()
 
     def as_dict(self, longest: int = 5) -> dict | None:
         """The run's figures (JSON: ``realtime.host_counters``): steal of the loop's CPU

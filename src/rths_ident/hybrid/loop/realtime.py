@@ -228,6 +228,8 @@ class RealTimePacer:
         if self._n >= self._latency.size:
             self._grow()
         self._wake[self._n] = now - opening
+        if self.counters is not None:
+            self.counters.began()
 
     def end_step(self, k: int, ns_seconds: float, site_seconds: float = math.nan) -> int:
         """Step ``k``'s work is done (``ns_seconds`` of it in the numerical substructure,
@@ -248,7 +250,7 @@ class RealTimePacer:
         if self.counters is not None:
             self.counters.step(k)
             if missed:
-                self.counters.late(k, latency)
+                self.counters.late(k, latency, float(self._wake[i]))
         return missed
 
     def so_far(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -48,7 +48,9 @@ compete with the loop lowers its own (:func:`lower_this_thread`).
 :func:`measure_jitter` is the calibration loop: before the test, it runs the pacer's wait
 for a number of empty windows of the test's Δt and measures how late the thread got
 control after each window opened (the wake-up lateness) and how late ``time.sleep``
-returned (the sleep overshoot). :func:`spin_tail` turns the overshoot into the pacer's
+returned (the sleep overshoot), then how long a thread that spins on the clock is kept off
+its CPU (:func:`measure_running_gaps`: what a step's work is exposed to while it runs).
+:func:`spin_tail` turns the overshoot into the pacer's
 busy-wait tail: the last part of each wait is spent polling the clock when sleeping
 would wake too late.
 """
@@ -68,7 +70,8 @@ from collections.abc import Callable
 import numpy as np
 
 __all__ = ["FIFO_PRIORITY", "NICE_FALLBACK", "SWITCH_INTERVAL_S", "LOCK_MEMORY", "MOVE_OTHER_THREADS",
-           "COMPUTE_THREAD_NAMES", "HostSettings", "RealTimeHost", "JitterReport", "measure_jitter", "spin_tail",
+           "COMPUTE_THREAD_NAMES", "HostSettings", "RealTimeHost", "JitterReport", "measure_jitter",
+           "measure_running_gaps", "spin_tail",
            "compute_threads", "other_threads", "lower_this_thread"]
 
 #: SCHED_FIFO priority of the loop's thread (1 … 99; the record writer runs below it)
@@ -79,6 +82,11 @@ NICE_FALLBACK = -10
 SWITCH_INTERVAL_S = 50e-6
 #: the busy-wait tail is at least this [s] (a clock poll and a Python loop turn cost ~1 µs)
 MIN_SPIN_S = 20e-6
+#: the calibration's spinning thread [s] (under the real-time throttle's 0.95 s of each second)
+RUNNING_CHECK_S = 0.5
+#: a gap between two clock readings of a spinning thread counts from this [s] (a Python
+#: loop turn is ~0.1 µs; an interrupt a few µs)
+RUNNING_GAP_S = 20e-6
 
 #: whether a paced run locks the process's memory (mlockall) by default
 LOCK_MEMORY = False
@@ -351,12 +359,15 @@ def lower_this_thread(fifo_priority: int | None = None) -> str:
 
 @dataclasses.dataclass(frozen=True)
 class JitterReport:
-    """The host's lateness over a calibration loop of empty windows of Δt (all in s)."""
+    """The host's lateness over a calibration loop of empty windows of Δt, and the CPU
+    taken from a thread that never sleeps (all in s)."""
 
     dt: float
     windows: int
     wake_late_s: np.ndarray  # per window: opening → the thread running
     sleep_overshoot_s: np.ndarray  # per sleep: how much later than asked time.sleep returned
+    running_s: float = 0.0  # how long the thread spun on the clock (:func:`measure_running_gaps`)
+    running_gaps_s: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))  # its gaps ≥ the threshold
 
     def as_dict(self) -> dict:
         def us(values):
@@ -366,27 +377,61 @@ class JitterReport:
             return {"p50": 1e6 * float(p50), "p99": 1e6 * float(p99), "p99.9": 1e6 * float(p999),
                     "max": 1e6 * float(values.max())}
 
+        gaps = self.running_gaps_s
         return {"windows": self.windows, "slow_step_ms": 1e3 * self.dt, "wake_late_us": us(self.wake_late_s),
                 "sleep_overshoot_us": us(self.sleep_overshoot_s),
-                "windows_late_by_half_a_step": int(np.sum(self.wake_late_s > 0.5 * self.dt))}
+                "windows_late_by_half_a_step": int(np.sum(self.wake_late_s > 0.5 * self.dt)),
+                "running_thread": {
+                    "seconds": self.running_s, "gap_threshold_us": 1e6 * RUNNING_GAP_S,
+                    "gaps": int(gaps.size), "gaps_over_100us": int(np.sum(gaps > 100e-6)),
+                    "gaps_over_half_a_step": int(np.sum(gaps > 0.5 * self.dt)),
+                    "lost_us": 1e6 * float(gaps.sum()), "max_gap_us": 1e6 * float(gaps.max()) if gaps.size else 0.0}}
 
     def describe(self) -> str:
         d = self.as_dict()
-        wake, over = d["wake_late_us"], d["sleep_overshoot_us"]
-        verdict = ("the host held every window" if d["windows_late_by_half_a_step"] == 0 else
-                   f"{d['windows_late_by_half_a_step']} windows woke more than half a step late: this host may "
-                   "not hold the rate")
-        return (f"host jitter over {self.windows} empty windows of {1e3 * self.dt:.3f} ms: wake-up late p50 "
+        wake, over, running = d["wake_late_us"], d["sleep_overshoot_us"], d["running_thread"]
+        troubles = []
+        if d["windows_late_by_half_a_step"]:
+            troubles.append(f"{d['windows_late_by_half_a_step']} windows woke more than half a step late")
+        if running["gaps_over_half_a_step"]:
+            troubles.append(f"a running thread lost the CPU {running['gaps_over_half_a_step']} times for more than "
+                            "half a step")
+        verdict = ("the host held every window" if not troubles else
+                   "; ".join(troubles) + ": this host may not hold the rate")
+        text = (f"host jitter over {self.windows} empty windows of {1e3 * self.dt:.3f} ms: wake-up late p50 "
                 f"{wake['p50']:.0f} / p99 {wake['p99']:.0f} / p99.9 {wake['p99.9']:.0f} / max {wake['max']:.0f} µs; "
-                f"sleep overshoot p99 {over['p99']:.0f} / max {over['max']:.0f} µs — {verdict}")
+                f"sleep overshoot p99 {over['p99']:.0f} / max {over['max']:.0f} µs")
+        if self.running_s > 0:
+            text += (f"; a thread spinning {self.running_s:.1f} s lost the CPU {running['gaps_over_100us']} times for "
+                     f"more than 100 µs, at most {running['max_gap_us']:.0f} µs")
+        return text + f" — {verdict}"
+
+
+def measure_running_gaps(seconds: float = RUNNING_CHECK_S, threshold_s: float = RUNNING_GAP_S,
+                         clock: Callable[[], float] = time.perf_counter) -> tuple[float, np.ndarray]:
+    """Spin on the clock for ``seconds`` and return (the time spun [s], every gap between
+    two consecutive readings of at least ``threshold_s`` [s]): the time a thread that never
+    sleeps is kept off the CPU — interrupts, the guest's scheduler, and the hypervisor
+    running something else on this virtual CPU. A paced step's work runs exposed to these
+    as this spin does (a hardware-latency detector's measure, from inside the process)."""
+    gaps = []
+    start = last = clock()
+    end = start + seconds
+    while last < end:
+        now = clock()
+        if now - last >= threshold_s:
+            gaps.append(now - last)
+        last = now
+    return last - start, np.array(gaps)
 
 
 def measure_jitter(dt: float, seconds: float = 1.0, spin_s: float | None = None,
                    clock: Callable[[], float] = time.perf_counter,
-                   sleep: Callable[[float], None] = time.sleep) -> JitterReport:
+                   sleep: Callable[[float], None] = time.sleep, running_seconds: float = 0.0) -> JitterReport:
     """Run ``seconds`` of empty windows of ``dt`` (the pacer's wait: sleep, then poll the
     clock for the last ``spin_s``; None: no polling, so every wake-up is the sleep's)
-    and measure the lateness (module doc). Call it inside the :class:`RealTimeHost`
+    and measure the lateness, then spin ``running_seconds`` on the clock
+    (:func:`measure_running_gaps`; module doc). Call it inside the :class:`RealTimeHost`
     block the test will run in."""
     n = max(1, int(round(seconds / dt)))
     spin = 0.0 if spin_s is None else float(spin_s)
@@ -406,7 +451,9 @@ def measure_jitter(dt: float, seconds: float = 1.0, spin_s: float | None = None,
                 overshoot[k] = (after - now) - asked
         wake[k] = now - opening
         opening += dt * max(1, math.ceil((clock() - opening) / dt + 1e-12))
-    return JitterReport(dt, n, wake, overshoot[np.isfinite(overshoot)])
+    running_s, running_gaps = measure_running_gaps(running_seconds, clock=clock) if running_seconds > 0 else (
+        0.0, np.zeros(0))
+    return JitterReport(dt, n, wake, overshoot[np.isfinite(overshoot)], running_s, running_gaps)
 
 
 def spin_tail(jitter: JitterReport) -> float:
