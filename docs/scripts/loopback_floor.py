@@ -52,6 +52,16 @@ def read_exactly(sock: socket.socket, view: memoryview) -> bool:
     return True
 
 
+def send_exactly(sock: socket.socket, data: bytes) -> None:
+    """Send all of ``data`` (on a non-blocking socket: retrying while the buffer is full)."""
+    sent = 0
+    while sent < len(data):
+        try:
+            sent += sock.send(data[sent:])
+        except BlockingIOError:
+            continue
+
+
 def real_time(cpu_index: int) -> str:
     """This process at SCHED_FIFO 50 on its CPU (``cpu_index`` into the allowed CPUs)."""
     notes = []
@@ -85,12 +95,7 @@ def peer(port: int, request_bytes: int, reply_bytes: int, fifo: bool) -> None:
         spin = mode[0] == 1
         sock.setblocking(not spin)
         while read_exactly(sock, request):
-            sent = 0
-            while sent < reply_bytes:
-                try:
-                    sent += sock.send(reply[sent:])
-                except BlockingIOError:
-                    continue
+            send_exactly(sock, reply)
         sock.close()
 
 
@@ -108,12 +113,7 @@ def ping_pong(listener: socket.socket, mode: str, request_bytes: int, reply_byte
     times = []
     for i in range(warm_up + round_trips):
         start = clock()
-        sent = 0
-        while sent < request_bytes:
-            try:
-                sent += sock.send(request[sent:])
-            except BlockingIOError:
-                continue
+        send_exactly(sock, request)
         if not read_exactly(sock, reply):
             raise SystemExit("the peer closed the connection")
         if i >= warm_up:

@@ -62,25 +62,29 @@ def receive_exactly(sock: socket.socket, nbytes: int, what: What = "message", sp
         received = 0
     while received < nbytes:
         try:
-            count = sock.recv_into(view[received:], nbytes - received)
+            received += _read_into(sock, view, received, nbytes, what)
         except socket.timeout:
             raise TransportTimeout(
                 f"timed out after {sock.gettimeout()} s waiting for a {_text(what)}: "
                 f"{received} of {nbytes} bytes arrived"
             ) from None
-        except OSError as exc:
-            raise TransportError(
-                f"receiving a {_text(what)} failed after {received} of {nbytes} bytes: {exc}"
-            ) from exc
-        if count == 0:
-            raise _peer_closed(what, received, nbytes)
-        received += count
     return bytes(buffer)
 
 
-def _peer_closed(what: What, received: int, nbytes: int) -> PeerClosedError:
-    detail = "before any byte of it arrived" if received == 0 else f"mid-message: {received} of {nbytes} bytes arrived"
-    return PeerClosedError(f"peer closed the connection while a {_text(what)} was expected, {detail}")
+def _read_into(sock: socket.socket, view: memoryview, received: int, nbytes: int, what: What) -> int:
+    """One read into ``view[received:nbytes]``; the number of bytes read (> 0). A timeout,
+    or nothing there on a non-blocking socket, passes through for the caller."""
+    try:
+        count = sock.recv_into(view[received:], nbytes - received)
+    except (socket.timeout, BlockingIOError):
+        raise
+    except OSError as exc:
+        raise TransportError(f"receiving a {_text(what)} failed after {received} of {nbytes} bytes: {exc}") from exc
+    if count == 0:
+        detail = "before any byte of it arrived" if received == 0 else \
+            f"mid-message: {received} of {nbytes} bytes arrived"
+        raise PeerClosedError(f"peer closed the connection while a {_text(what)} was expected, {detail}")
+    return count
 
 
 def _wait_quietly(sock: socket.socket, seconds: float) -> None:
@@ -104,18 +108,10 @@ def _spin_into(sock: socket.socket, view: memoryview, nbytes: int, spin_s: float
     try:
         while received < nbytes:
             try:
-                count = sock.recv_into(view[received:], nbytes - received)
+                received += _read_into(sock, view, received, nbytes, what)
             except BlockingIOError:  # nothing there yet
                 if clock() >= deadline:
                     break
-                continue
-            except OSError as exc:
-                raise TransportError(
-                    f"receiving a {_text(what)} failed after {received} of {nbytes} bytes: {exc}"
-                ) from exc
-            if count == 0:
-                raise _peer_closed(what, received, nbytes)
-            received += count
     finally:
         sock.settimeout(timeout)
     return received
