@@ -223,6 +223,12 @@ def test_cli_errors_are_one_line(capsys, tmp_path):
     assert main(["serve", "ns", "--model", str(MODEL), "--port", "0", "--timeout", "0.5", "--once"]) == 1
     err = capsys.readouterr().err
     assert "rths-ident: error: no peer connected to 127.0.0.1:" in err and "within 0.5 s" in err
+    assert main(["serve", "ns", "--model", str(MODEL), "--port", "0", "--spin-ms", "5000"]) == 1
+    assert capsys.readouterr().err.strip() == ("rths-ident: error: --spin-ms 5000.0: expected a number of milliseconds "
+                                               "from 0 to 1000")
+    assert main(["serve", "ns", "--model", str(MODEL), "--port", "0", "--step-marks", str(tmp_path / "nowhere")]) == 1
+    assert capsys.readouterr().err.strip() == (f"rths-ident: error: --step-marks {tmp_path / 'nowhere'}: expected an "
+                                               "existing folder")
 
 
 @pytest.mark.slow
@@ -243,3 +249,71 @@ def test_once_serves_one_whole_run_with_its_comparison_runs(tmp_path, capsys):
     assert "stopped after 3 session(s) of 1 run(s), 0 failed" in server.output()
     assert sorted(p.name for p in (tmp_path / "records").iterdir()) == ["session-001.h5", "session-002.h5",
                                                                           "session-003.h5"]
+
+
+DYING_MODEL = '''
+"""The scenarios' OpenSees NS, whose process dies (exit 9, no reply) in slow step {at}."""
+import os
+
+from rths_ident.scenarios import remote_ns
+
+MODEL_NAME = remote_ns.MODEL_NAME
+
+
+class Dying:
+    def __init__(self, ns):
+        self.ns, self.k = ns, 0
+
+    def __getattr__(self, name):
+        return getattr(self.ns, name)
+
+    def step(self, feedback, ground_accel):
+        if self.k == {at}:
+            os._exit(9)
+        self.k += 1
+        return self.ns.step(feedback, ground_accel)
+
+
+def make_substructure(setup):
+    return Dying(remote_ns.make_substructure(setup))
+'''
+
+
+@pytest.mark.slow
+def test_a_server_that_dies_while_the_loop_polls_ends_the_run_in_one_line(tmp_path, capsys, monkeypatch):
+    """``run rc-frame --ns opensees-tcp`` against a server that dies in slow step 7 while
+    the loop polls for its reply (polling made 2 s long here, so the death comes within
+    it): the run stops safely with the designed one line and exit status 3, and the
+    close was seen by the poll."""
+    from rths_ident.transport import remote_substructure, stream
+
+    model = tmp_path / "dying.py"
+    model.write_text(DYING_MODEL.replace("{at}", "7"))
+    monkeypatch.setattr(remote_substructure, "SPIN_FRACTION", 100.0)  # 100 × 20 ms …
+    monkeypatch.setattr(remote_substructure, "SPIN_MAX_S", 2.0)  # … at most 2 s
+    seen = []
+    polled = stream._spin_into
+
+    def spin_into(*args):
+        try:
+            return polled(*args)
+        except stream.PeerClosedError as error:
+            seen.append(error)
+            raise
+
+    monkeypatch.setattr(stream, "_spin_into", spin_into)
+    server = NSServerProcess(["--model", str(model), "--port", "0", "--timeout", "60", "--records", str(tmp_path)])
+    host, port = server.start()
+    try:
+        code = main(["run", "rc-frame", "--ns", "opensees-tcp", "--ns-address", f"{host}:{port}", "--duration", "0.3",
+                     "--no-compare", "--quiet", "--test-record", str(tmp_path / "run.h5")])
+    finally:
+        server.stop()
+    err = capsys.readouterr().err.strip()
+    assert code == 3 and "\n" not in err and "Traceback" not in err, err
+    assert err.startswith(f"rths-ident: the test stopped: slow step 7 (t = 0.160 s) failed: remote numerical "
+                          f"substructure at {host}:{port}, in slow step 7 (t = 0.16 s): peer closed the connection "
+                          "while a framed message header was expected, before any byte of it arrived"), err
+    assert "the 7 completed slow steps are kept" in err and "What to do: the peer went away" in err
+    assert err.endswith(f"test record → {tmp_path / 'run.h5'}")
+    assert len(seen) == 1

@@ -121,11 +121,19 @@ def test_the_served_substructure_is_paced_and_its_server_stopped():
         assert host == "127.0.0.1"
         paced = realtime_loop.paced_runs(cfg, test, variant, repeats=1)
         wire = realtime_loop.wire_round_trip(cfg, test, repeats=1)
+        sleeping = realtime_loop.WIRE_PEERS[cfg.ns_address]["_sleeping"][0]
     assert paced["steps_per_run"] == len(test.ground_accel)
     assert paced["ns_us"]["min"] > 0
-    assert wire["wire_us"]["max"] >= wire["wire_us"]["p99"] >= wire["wire_us"]["median"]
-    with pytest.raises(OSError):  # nobody listens there any more
-        socket.create_connection((host, int(port)), timeout=2.0).close()
+    for variant in ("", "_sleeping"):  # both ends polling, both sleeping: each split from both ends' marks
+        figures = wire[f"wire{variant}_us"]
+        assert figures["max"] >= figures["p99"] >= figures["median"]
+        parts = wire[f"wire_parts{variant}_us"]
+        assert list(parts) == [*realtime_loop.WIRE_PARTS, "round trip", "wire"]
+        assert parts["round trip"]["min"] > parts["server step"]["min"] > 0
+    for address in (cfg.ns_address, sleeping):  # nobody listens there any more
+        host, port = address.split(":")
+        with pytest.raises(OSError):
+            socket.create_connection((host, int(port)), timeout=2.0).close()
 
 
 def test_bench_refuses_a_rate_out_of_range_in_one_line(capsys):
@@ -134,6 +142,15 @@ def test_bench_refuses_a_rate_out_of_range_in_one_line(capsys):
     assert main(["bench", "--only", "realtime", "--slow-rates", "1024", "-5"]) != 0
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--slow-rates = 1024 -5: expected rates in (0, 10000] Hz" in err[0]
+
+
+def test_bench_refuses_an_unknown_case_in_one_line(capsys):
+    from rths_ident.cli import main
+
+    assert main(["bench", "--only", "realtime", "--cases", "rc-frame-tcp"]) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert "argument --cases: expected one of host-alone-empty-step, rc-frame-native, rc-frame-opensees, " \
+           "rc-frame-opensees-tcp, lugre-frame-rls, got 'rc-frame-tcp'" in err[0]
 
 
 def test_a_run_an_interlock_stopped_is_said_and_not_counted_clean():
@@ -183,3 +200,23 @@ def test_the_host_alone_is_the_first_case_in_the_json_the_terminal_and_the_rate_
     figures = table[realtime_loop.HOST_ALONE]["512"]
     assert figures["fast_rate_hz"] == 4096.0 and figures["steps_per_run"] == round(0.15 * 512)
     assert realtime_loop.rate_table_lines(table)[2].lstrip().startswith(realtime_loop.HOST_ALONE[:22])
+
+
+def test_wire_parts_are_the_spans_between_both_ends_marks():
+    """Two steps of made-up marks [s]: each part is the span the docstring names, and
+    the parts add up to the round trip."""
+    from rths_ident.speed.realtime_loop import WIRE_PARTS, wire_parts
+
+    client = [[0.0, 2.0, 20.0, 23.0], [100.0, 101.0, 140.0, 141.0]]  # called, sent, read, returning
+    # read, decoded, stepped, encoded, sent
+    server = [[5.0, 6.0, 16.0, 17.0, 19.0], [100.5, 102.0, 130.0, 135.0, 139.0]]
+    parts = wire_parts(client, server)
+    expected = {"client send": [2, 1], "to the server": [3, -0.5], "server decode": [1, 1.5], "server step": [10, 28],
+                "server encode": [1, 5], "server send": [2, 4], "to the client": [1, 1], "client decode": [3, 1],
+                "round trip": [23, 41], "wire": [13, 13]}
+    assert set(parts) == set(expected)
+    for name, values in expected.items():
+        np.testing.assert_array_equal(parts[name], values)
+    np.testing.assert_array_equal(sum(parts[name] for name in WIRE_PARTS), parts["round trip"])
+    with pytest.raises(ValueError, match="2 client steps but 1 server steps"):
+        wire_parts(client, server[:1])

@@ -15,6 +15,7 @@ from rths_ident.transport.framed import (
     decode_header,
     decode_message,
     encode_message,
+    encode_vector_message,
     next_sequence,
 )
 
@@ -127,3 +128,32 @@ def test_encode_rejects_bad_values():
         encode_message(MessageType.HEARTBEAT, 2**32)
     with pytest.raises(ValueError, match="1-D"):
         encode_message(MessageType.TARGET, 0, np.zeros((2, 2)))
+
+
+VECTORS = [
+    [], [0.0], [-0.0, 1.5], [5e-324, -1.7976931348623157e308, 2.0 ** -1074, 1.0 / 3.0],
+    list(np.random.default_rng(23).normal(scale=1e3, size=13)), list(np.arange(300.0)),  # 300: the NumPy path
+]
+
+
+@pytest.mark.parametrize("values", VECTORS, ids=len)
+@pytest.mark.parametrize("kind", [MessageType.FEEDBACK, MessageType.TARGET, MessageType.PARAMETERS])
+def test_vector_messages_packed_in_one_call_are_the_bytes_of_the_table(kind, values):
+    """encode_vector_message against the header of the byte table and the payload as
+    NumPy writes big-endian float64; decoding gives the floats back, bit for bit."""
+    data = encode_vector_message(kind, 4_000_000_007, [float(v) for v in values])
+    expected = header(int(kind), 4_000_000_007, 8 * len(values)) + np.asarray(values, dtype=">f8").tobytes()
+    assert data == expected == encode_message(kind, 4_000_000_007, np.asarray(values))
+    decoded = decode_message(data).value
+    assert decoded.dtype == np.float64 and decoded.shape == (len(values),)
+    np.testing.assert_array_equal(decoded.view(np.uint64), np.asarray(values, dtype=np.float64).view(np.uint64))
+
+
+@pytest.mark.parametrize("count", [4, 300])  # the struct path and the NumPy path
+def test_a_non_finite_value_is_named_with_its_index_on_either_path(count):
+    values = np.ones(count)
+    values[2] = np.inf
+    values[count - 1] = np.nan
+    with pytest.raises(ProtocolError, match=r"^TARGET payload\[2\] is inf: vectors on the wire must be finite "
+                                            r"\(2 non-finite value\(s\)\)$"):
+        decode_message(encode_message(MessageType.TARGET, 0, values))

@@ -42,6 +42,37 @@ def test_log_round_trip_keeps_names_shapes_and_dtypes():
         np.testing.assert_array_equal(back[name], value)
 
 
+def test_log_packer_and_plan_give_what_flatten_and_unflatten_give():
+    """The server's packer (layout worked out again only when the log changes) and the
+    client's plan against flatten_log / unflatten_log, step by step through a layout
+    change, a log of plain floats, and back."""
+    target = np.array([0.125])
+    steps = [{"u": np.array([1.5, -2.0]), "time": np.asarray(0.01), "count": np.array([3], dtype=np.int64)},
+             {"u": np.array([2.5, -3.0]), "time": np.asarray(0.02), "count": np.array([4], dtype=np.int64)},
+             {"u": np.array([2.5, -3.0, 7.0]), "time": np.asarray(0.03), "count": np.array([5], dtype=np.int64)},
+             {"u": 1.25, "time": 0.04},
+             {"u": 2.25, "time": 0.05}]
+    packer, announced, changes = nsm.LogPacker(), None, []
+    for log in steps:
+        values, changed = packer.pack(target, log)
+        layout = nsm.log_layout(log)
+        changes.append(changed)
+        assert changed == (layout != announced) and packer.layout == layout
+        announced = layout
+        expected = np.concatenate([target, nsm.flatten_log(log)])
+        assert all(isinstance(v, float) or isinstance(v, int) for v in values)
+        np.testing.assert_array_equal(np.asarray(values, dtype=np.float64), expected)
+        back = nsm.unflatten_planned(nsm.log_plan(layout), expected[1:])
+        reference = nsm.unflatten_log(layout, expected[1:])
+        assert list(back) == list(reference)
+        for name in reference:
+            assert back[name].dtype == reference[name].dtype and back[name].shape == reference[name].shape
+            np.testing.assert_array_equal(back[name], reference[name])
+    assert changes == [True, False, True, True, False]
+    with pytest.raises(ProtocolError, match="the layout announced 3 values, 2 arrived"):
+        nsm.unflatten_planned(nsm.log_plan([["u", [3], "<f8"]]), np.zeros(2))
+
+
 def test_bad_logs_and_layouts_are_named():
     with pytest.raises(TypeError, match="entry 'name': dtype <U3 cannot travel"):
         nsm.log_layout({"name": np.array("abc")})

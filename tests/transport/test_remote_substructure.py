@@ -18,7 +18,7 @@ from rths_ident.transport.remote_substructure import RemoteSubstructure, parse_a
 TIMEOUT_S = 5.0
 
 
-def start_server(peer_thread, make_ns=None, sessions=1):
+def start_server(peer_thread, make_ns=None, sessions=1, **options):
     made = []
 
     def make(setup):
@@ -26,7 +26,7 @@ def start_server(peer_thread, make_ns=None, sessions=1):
         made.append((setup, ns))
         return ns
 
-    server = NSServer(make, port=0, timeout_s=TIMEOUT_S, model="toy", log=lambda line: None)
+    server = NSServer(make, port=0, timeout_s=TIMEOUT_S, model="toy", log=lambda line: None, **options)
     thread = peer_thread(lambda: server.serve(max_sessions=sessions))
     return server, thread, made
 
@@ -42,13 +42,15 @@ def drive(ns, ground, forces, update_at=None):
     return np.array(targets), logs
 
 
-def test_remote_equals_in_process_bit_for_bit(peer_thread):
+@pytest.mark.parametrize("client_spin_s, server_spin_s", [(None, None), (0.0, 0.0), (0.5, 0.0), (0.0, 0.5)])
+def test_remote_equals_in_process_bit_for_bit(peer_thread, client_spin_s, server_spin_s):
+    """Whether either end polls for its messages (the defaults: both) or sleeps."""
     rng = np.random.default_rng(7)
     ground = rng.normal(0.0, 3.0, 60)  # m/s²
     forces = rng.normal(0.0, 50.0, 60)  # N
-    server, thread, made = start_server(peer_thread)
+    server, thread, made = start_server(peer_thread, spin_s=server_spin_s)
     remote = RemoteSubstructure(*server.address, {"dt": 0.01, "ground_accel": ground}, dt=0.01, n_interface=1,
-                                model="toy")
+                                model="toy", spin_s=client_spin_s)
     assert (remote.parameter_names, remote.parameter_units) == (("k",), ("N/m",))
     remote_targets, remote_logs = drive(remote, ground, forces, update_at=20)
     remote.close()
@@ -155,6 +157,36 @@ def test_stop_request_ends_the_server(peer_thread):
         remote.step([0.0], 0.0)
     stop_server(*server.address)
     assert thread.result() == 1
+
+
+def test_both_ends_clock_marks_are_in_causal_order(peer_thread, tmp_path):
+    """The client's marks (called, sent, read, returning) and the server's (read,
+    decoded, stepped, encoded, sent; saved at SHUTDOWN) on the one monotonic clock: each
+    step's come in the order cause and effect allow."""
+    server, thread, _ = start_server(peer_thread, step_marks=str(tmp_path))
+    remote = RemoteSubstructure(*server.address, {"dt": 0.01})
+    remote.step_marks = []
+    drive(remote, np.zeros(25), np.ones(25))
+    remote.close()
+    thread.result()
+    client = np.asarray(remote.step_marks)
+    served = np.load(tmp_path / "marks-session-001.npy")
+    assert client.shape == (25, 4) and served.shape == (25, 5)
+    start, sent, received, done = client.T
+    s_read, s_decoded, s_stepped, s_encoded, s_sent = served.T
+    # a message is read after its sender started sending it (not necessarily after its send returned)
+    for before, after in ((start, sent), (sent, received), (received, done), (start, s_read), (s_read, s_decoded),
+                          (s_decoded, s_stepped), (s_stepped, s_encoded), (s_encoded, s_sent),
+                          (s_encoded, received)):
+        assert np.all(before <= after)
+    assert np.all(done[:-1] <= start[1:]) and np.all(s_sent[:-1] <= s_read[1:])
+
+
+def test_spin_out_of_range_is_refused():
+    with pytest.raises(ValueError, match="spin_s must be between 0 and 1 s, got 2"):
+        RemoteSubstructure("127.0.0.1", 9, {}, spin_s=2)
+    with pytest.raises(ValueError, match="spin_s must be between 0 and 1 s, got -1"):
+        NSServer(lambda setup: None, port=0, spin_s=-1)
 
 
 def test_parse_address():

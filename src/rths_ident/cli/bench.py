@@ -141,13 +141,15 @@ def _bench(args: argparse.Namespace) -> int:
     if "realtime" in which:
         from rths_ident.speed import realtime_loop  # noqa: PLC0415
 
+        cases = tuple(args.cases or realtime_loop.CASES)
         r = realtime_loop.run(repeats=1 if quick else args.repeats, duration=1.0 if quick else 4.0,
-                              padding=0.25 if quick else 1.0)
+                              padding=0.25 if quick else 1.0, cases=cases)
         results["realtime_loop"] = r
         print("\n".join(realtime_loop.report(r)))
         if args.slow_rates:
             table = realtime_loop.rate_table(args.slow_rates, repeats=1 if quick else args.repeats,
-                                             duration=1.0 if quick else 4.0, padding=0.25 if quick else 1.0)
+                                             duration=1.0 if quick else 4.0, padding=0.25 if quick else 1.0,
+                                             cases=cases)
             results["realtime_loop"]["by_slow_rate"] = table
             results["realtime_loop"]["load_average"]["after"] = list(os.getloadavg())  # after the table too
             print("\n".join(realtime_loop.rate_table_lines(table)))
@@ -179,6 +181,19 @@ def _bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _realtime_case(text: str) -> str:
+    """A realtime case named on the command line (``rc-frame-opensees-tcp``) → its name
+    in the figures (``rc-frame opensees-tcp``)."""
+    import re  # noqa: PLC0415
+
+    from rths_ident.speed.realtime_loop import CASES  # noqa: PLC0415
+
+    names = {re.sub(r"[^a-z0-9]+", "-", case).strip("-"): case for case in CASES}
+    if text not in names and text not in CASES:
+        raise argparse.ArgumentTypeError(f"expected one of {', '.join(names)}, got {text!r}")
+    return names.get(text, text)
+
+
 def add_bench_command(subparsers: argparse._SubParsersAction) -> None:
     """Register ``rths-ident bench``."""
     parser = subparsers.add_parser("bench", help="measure speed side by side (ratios)",
@@ -191,6 +206,9 @@ def add_bench_command(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--slow-rates", nargs="+", type=float, metavar="HZ", default=None,
                         help="realtime: also pace each case at these slow rates (e.g. 50 256 512 1024; the fast "
                              "rate is the smallest whole multiple ≥ 4 kHz) — the largest rate this machine holds")
+    parser.add_argument("--cases", nargs="+", metavar="CASE", default=None, type=_realtime_case,
+                        help="realtime: these cases only (host-alone-empty-step, rc-frame-native, rc-frame-opensees, "
+                        "rc-frame-opensees-tcp, lugre-frame-rls; default: all)")
     parser.add_argument("--no-cluster", action="store_true",
                         help="batch: skip the local Dask cluster (2 worker processes) of the study figures")
     add_json_option(parser, "every figure")

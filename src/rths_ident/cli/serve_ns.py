@@ -28,6 +28,10 @@ def _serve_ns(args: argparse.Namespace) -> int:
     extras.require_opensees("serve ns")  # every NS it serves is an OpenSeesPy model
     if not args.timeout > 0:
         raise ParameterError(f"--timeout {args.timeout!r}: expected a positive number of seconds")
+    if args.spin_ms is not None and not 0 <= args.spin_ms <= 1000:
+        raise ParameterError(f"--spin-ms {args.spin_ms!r}: expected a number of milliseconds from 0 to 1000")
+    if args.step_marks is not None and not Path(args.step_marks).is_dir():
+        raise ParameterError(f"--step-marks {args.step_marks}: expected an existing folder")
     if args.model is None:
         if args.wire == "seed000":
             raise ParameterError("--wire seed000 needs --model FILE.py defining DT and GROUND_ACCEL (nothing on that "
@@ -75,7 +79,8 @@ def _serve(make, args: argparse.Namespace, name: str, seed000_setup) -> int:
     from rths_ident.transport.ns_server import NSServer  # noqa: PLC0415
 
     server = NSServer(make, host=args.host, port=args.port, wire=args.wire, timeout_s=args.timeout,
-                      seed000_setup=seed000_setup, seed000_reply=args.reply, model=name)
+                      seed000_setup=seed000_setup, seed000_reply=args.reply, model=name,
+                      spin_s=None if args.spin_ms is None else 1e-3 * args.spin_ms, step_marks=args.step_marks)
     host, port = server.address
     print(f"rths-ident serve ns: listening on {host}:{port} ({args.wire} wire, model {name}); "
           f"Ctrl-C stops; session records in {args.records}", flush=True)
@@ -118,7 +123,14 @@ def _recorded(make, args: argparse.Namespace, name: str):
 
 def add_serve_ns_parser(actions: argparse._SubParsersAction) -> None:
     """Register ``ns`` under the ``serve`` command group."""
-    from rths_ident.transport.ns_server import DEFAULT_PORT, DEFAULT_TIMEOUT_S, SEED000_REPLIES, WIRES  # noqa: PLC0415
+    from rths_ident.transport.ns_server import (  # noqa: PLC0415
+        DEFAULT_PORT,
+        DEFAULT_TIMEOUT_S,
+        SEED000_REPLIES,
+        SPIN_MAX_S,
+        SPIN_SLOW_STEPS,
+        WIRES,
+    )
 
     parser = actions.add_parser(
         "ns", help="serve a numerical substructure (OpenSeesPy model) to a loop in another process",
@@ -147,6 +159,14 @@ def add_serve_ns_parser(actions: argparse._SubParsersAction) -> None:
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S,
                         help=f"seconds to wait for a client to connect and for each of its messages "
                         f"(default {DEFAULT_TIMEOUT_S:g})")
+    parser.add_argument("--spin-ms", type=float, default=None, metavar="MS",
+                        help="framed wire: how long the serving thread polls for the client's next message without "
+                        f"sleeping (default {SPIN_SLOW_STEPS:g} of the session's slow steps, at most "
+                        f"{1e3 * SPIN_MAX_S:g} ms; 0 sleeps at once: a wake-up per message, one CPU less busy)")
+    parser.add_argument("--step-marks", metavar="DIR", default=None,
+                        help="framed wire: save each session's clock marks per slow step (read, decoded, stepped, "
+                        "encoded, sent) in DIR as marks-session-NNN.npy (what 'bench --only realtime' splits the "
+                        "wire's round trip with)")
     from rths_ident.cli.run import add_live_options  # noqa: PLC0415
 
     add_live_options(parser, "each session")

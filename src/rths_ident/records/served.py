@@ -56,6 +56,7 @@ class RecordingSubstructure:
         self.ns, self.writer = ns, writer
         self.dt, self.n_interface = ns.dt, ns.n_interface
         self.k = 0
+        self._pending = None  # the last step's row, until after_reply writes it
         writer.event("start", "session opened", step=0, time=0.0)
 
     def __getattr__(self, name):  # parameter names, units, … of the wrapped NS
@@ -65,15 +66,26 @@ class RecordingSubstructure:
         return self.ns.initial_target()
 
     def step(self, feedback, ground_accel):
+        self.after_reply()
         target, log = self.ns.step(feedback, ground_accel)
-        self.writer.append({"time": (self.k + 1) * self.dt,
-                            "feedback": np.asarray(feedback, dtype=float).reshape(-1),
-                            "ground_accel": np.asarray(float(ground_accel)),
-                            "target": np.asarray(target, dtype=float).reshape(-1)})
+        self._pending = (np.array(feedback, dtype=float).reshape(-1), float(ground_accel),
+                         np.array(target, dtype=float).reshape(-1))
         self.k += 1
         return target, log
 
+    def after_reply(self):
+        """Append the last step's row (the server calls this once its reply is sent, so
+        that the record's writing, a flush to the file every few steps included, is not
+        in the round trip; otherwise the next step or the session's end does it)."""
+        if self._pending is None:
+            return
+        feedback, ground_accel, target = self._pending
+        self._pending = None
+        self.writer.append({"time": self.k * self.dt, "feedback": feedback,
+                            "ground_accel": np.asarray(ground_accel), "target": target})
+
     def apply_parameters(self, theta):
+        self.after_reply()
         self.writer.event("update", "parameters applied: " + ", ".join(f"{v:.6g}" for v in np.ravel(theta)),
                           step=self.k, time=self.k * self.dt)
         return self.ns.apply_parameters(theta)
@@ -83,6 +95,7 @@ class RecordingSubstructure:
         record as complete; otherwise ``how`` is recorded as the error at the step in
         progress and the record closed incomplete. Closes the NS."""
         try:
+            self.after_reply()
             self.ns.close()
         finally:
             if ok:

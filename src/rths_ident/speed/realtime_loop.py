@@ -32,8 +32,11 @@ measures, after compilation:
   (its writer thread's time per step, off the loop's thread, is given beside), and a
   step event delivered to one subscriber (what a watcher costs the loop);
 * over TCP, **the wire's own round trip**: each step through the server minus the same
-  step of the same frame in this process (:func:`wire_round_trip`), instead of the
-  loop's parts (those of the in-process case);
+  step of the same frame in this process (:func:`wire_round_trip`), and the round trip
+  part by part from both ends' clock marks (:func:`wire_parts`), with both ends polling
+  for their messages (as the paced runs) and both sleeping in the kernel (a second
+  server child with ``--spin-ms 0``), instead of the loop's parts (those of the
+  in-process case);
 * **the arithmetic** of the fast chunk: the fused engine's cost per fast step on the
   same test (its whole record in one compiled call) × the rate ratio, against the virtual
   site's call per slow step.
@@ -73,6 +76,10 @@ CASES = (HOST_ALONE, "rc-frame native", "rc-frame opensees", "rc-frame opensees-
 TCP_CASE = "rc-frame opensees-tcp"
 #: what :func:`raise_server` got for the server at each address (said beside its figures)
 SERVER_SETTINGS: dict[str, str] = {}
+#: the served case's server child process: loopback, a free port (with its step marks in a folder)
+SERVE_ARGS = ("--host", "127.0.0.1", "--port", "0", "--timeout", "600")
+#: per served address: the folder of its step marks and a second server that never polls (``--spin-ms 0``)
+WIRE_PEERS: dict[str, dict] = {}
 #: the fast side runs at least this rate [Hz] (the seeds' 4 kHz controllers), a whole multiple of the slow rate
 MIN_FAST_RATE_HZ = 4000.0
 #: below this rate ratio rc-frame's ``auto`` transition is the predictor–corrector, not DDMRT
@@ -166,10 +173,16 @@ def _built(case: str, duration: float, padding: float, rates: dict = RATES):
     elif case == TCP_CASE:
         from rths_ident.transport.ns_server_process import NSServerProcess  # noqa: PLC0415
 
-        with NSServerProcess() as server:
+        with tempfile.TemporaryDirectory(prefix="rths-wire-marks-") as marks, \
+                tempfile.TemporaryDirectory(prefix="rths-wire-marks-") as sleeping_marks, \
+                NSServerProcess(SERVE_ARGS + ("--step-marks", marks)) as server, \
+                NSServerProcess(SERVE_ARGS + ("--step-marks", sleeping_marks, "--spin-ms", "0")) as sleeping:
             host, port = server.address
             served = rc_frame.RCFrameConfig(ns="opensees-tcp", ns_address=f"{host}:{port}", **rc_settings)
             SERVER_SETTINGS[served.ns_address] = raise_server(server.process.pid)
+            raise_server(sleeping.process.pid)
+            WIRE_PEERS[served.ns_address] = {"": (served.ns_address, None, marks),
+                                             "_sleeping": ("%s:%d" % sleeping.address, 0.0, sleeping_marks)}
             with remote_ns.ns_server_for(served) as cfg:  # the server is told when the case's runs are over
                 yield cfg, rc_frame.build(cfg), "none"
     elif case == "lugre-frame rls":
@@ -215,26 +228,118 @@ def wire_round_trip(cfg, test, repeats: int) -> dict:
     """The wire's own share of a served substructure's step [µs]: over the record, each
     step's time through the server (message out, the server's OpenSees step, message
     back) minus the same step of the same OpenSeesPy frame in this process (zero
-    feedback, the same ground acceleration; the two interleaved run by run, so both see
-    the same load; this thread in the paced runs' real-time settings): min / median /
-    p99 / p99.9 / max of the per-step differences, and the in-process step's."""
+    feedback, the same ground acceleration; each step at the opening of its slow step's
+    window, as in a paced run, so that what the server does between steps stays between
+    them; interleaved run by run, so all see the same load; this thread in the paced
+    runs' real-time settings): min / median / p99 / p99.9 / max of the per-step
+    differences, and the in-process step's. Then the round trip
+    part by part (:func:`wire_parts`, from both ends' clock marks), and the same with
+    both ends waiting in the kernel instead of polling (``spin_s`` 0 here, a server with
+    ``--spin-ms 0``): ``wire_sleeping_us``, ``wire_parts_sleeping_us``."""
     import dataclasses  # noqa: PLC0415
 
-    from rths_ident.scenarios import rc_frame, remote_ns  # noqa: PLC0415
-    from rths_ident.speed.opensees_ns import _step_times  # noqa: PLC0415
-
     from rths_ident.hybrid.loop.realtime_host import RealTimeHost  # noqa: PLC0415
+    from rths_ident.scenarios import rc_frame  # noqa: PLC0415
 
     record = np.concatenate([[0.0], np.asarray(test.ground_accel)])
     local_cfg = dataclasses.replace(cfg, ns="opensees", ns_address=None)
-    wire, local = [], []
-    with RealTimeHost():  # the client's thread as in the paced runs (a reply wakes it at once)
+    variants = WIRE_PEERS.get(cfg.ns_address) or {"": (cfg.ns_address, None, None)}
+    wire = {v: [] for v in variants}
+    parts = {v: [] for v in variants}
+    local = []
+    with RealTimeHost():  # the client's thread as in the paced runs
         for _ in range(repeats):
-            in_process = _step_times(rc_frame.opensees_substructure(local_cfg, "none", record), test.ground_accel)
-            served = _step_times(remote_ns.remote_substructure(cfg, "none", record), test.ground_accel)
-            wire.append(served - in_process)
+            in_process = _windowed_step_times(rc_frame.opensees_substructure(local_cfg, "none", record),
+                                              test.ground_accel, 1.0 / cfg.slow_rate)
             local.append(in_process)
-    return {"wire_us": _us(np.concatenate(wire)), "in_process_ns_us": _us(np.concatenate(local))}
+            for variant, (address, spin_s, marks) in variants.items():
+                remote = _remote(cfg, address, record, spin_s)
+                remote.step_marks = []
+                served = _windowed_step_times(remote, test.ground_accel, 1.0 / cfg.slow_rate)
+                wire[variant].append(served - in_process)
+                if marks is not None:
+                    parts[variant].append(wire_parts(remote.step_marks, _last_marks(marks)))
+    out = {"in_process_ns_us": _us(np.concatenate(local))}
+    for variant in variants:
+        out[f"wire{variant}_us"] = _us(np.concatenate(wire[variant]))
+        if parts[variant]:
+            out[f"wire_parts{variant}_us"] = {name: _us(np.concatenate([p[name] for p in parts[variant]]))
+                                              for name in parts[variant][0]}
+    return out
+
+
+#: a window's wait ends in a busy-wait this long before the window opens [s]
+WINDOW_SPIN_S = 200e-6
+
+
+def _windowed_step_times(ns, ground_accel, dt: float) -> np.ndarray:
+    """Wall time [s] of each ``ns.step`` over the record (zero feedback), step k started
+    at the opening of window k of ``dt`` [s] (a sleep, then a busy-wait of
+    :data:`WINDOW_SPIN_S`); a late step's next one starts at once."""
+    clock = time.perf_counter
+    ns.initial_target()
+    feedback = np.zeros(1)
+    times = np.empty(len(ground_accel))
+    try:
+        start = clock()
+        for k, ag in enumerate(ground_accel):
+            opening = start + k * dt
+            rest = opening - clock()
+            if rest > WINDOW_SPIN_S:
+                time.sleep(rest - WINDOW_SPIN_S)
+            while clock() < opening:
+                pass
+            begin = clock()
+            ns.step(feedback, ag)
+            times[k] = clock() - begin
+    finally:
+        ns.close()
+    return times
+
+
+#: the parts of a served step's round trip (:func:`wire_parts`), in order
+WIRE_PARTS = ("client send", "to the server", "server decode", "server step", "server encode", "server send",
+              "to the client", "client decode")
+
+
+def wire_parts(client, server) -> dict:
+    """A served step's round trip part by part [s per step], from the client's marks
+    (:data:`~rths_ident.transport.remote_substructure.STEP_MARKS`: called, sent, reply read,
+    returning) and the server's (:data:`~rths_ident.transport.ns_server.STEP_MARKS`: read,
+    decoded, stepped, encoded, sent), both on the system's monotonic clock: the client's
+    checks, encoding and send; from the send's return to the server having read the
+    message (the kernel's delivery, the server's wake-up or poll, its read); decoding;
+    the substructure's step (OpenSees, and the server's session record); the log and
+    encoding; the send; from there to the client having read the reply (delivery,
+    wake-up or poll, read); the client's decoding. Also ``round trip`` and
+    ``wire`` (the round trip less the server's step). A peer may read a message before
+    its sender's send has returned: the two "to the …" parts can then be negative (and
+    the sends' parts hold that much of the delivery)."""
+    client, server = np.asarray(client, dtype=float), np.asarray(server, dtype=float)
+    if client.shape[0] != server.shape[0]:
+        raise ValueError(f"wire_parts: {client.shape[0]} client steps but {server.shape[0]} server steps")
+    c_start, c_sent, c_received, c_done = client.T
+    s_received, s_decoded, s_stepped, s_encoded, s_sent = server.T
+    spans = (c_sent - c_start, s_received - c_sent, s_decoded - s_received, s_stepped - s_decoded,
+             s_encoded - s_stepped, s_sent - s_encoded, c_received - s_sent, c_done - c_received)
+    out = dict(zip(WIRE_PARTS, spans))
+    out["round trip"] = c_done - c_start
+    out["wire"] = out["round trip"] - out["server step"]
+    return out
+
+
+def _remote(cfg, address: str, record, spin_s):
+    from rths_ident.scenarios import remote_ns  # noqa: PLC0415
+    from rths_ident.transport.remote_substructure import RemoteSubstructure, parse_address  # noqa: PLC0415
+
+    host, port = parse_address(address)
+    return RemoteSubstructure(host, port, remote_ns.setup_for(cfg, "none", record), dt=1.0 / cfg.slow_rate,
+                              model=remote_ns.MODEL_NAME, spin_s=spin_s)
+
+
+def _last_marks(folder: str) -> np.ndarray:
+    """The step marks of the last session a server saved in ``folder``."""
+    return np.load(sorted(Path(folder).glob("marks-session-*.npy"))[-1])
 
 
 def paced_runs(cfg, test, variant: str, repeats: int) -> dict:
@@ -611,6 +716,22 @@ def counter_lines(runs: list[dict]) -> list[str]:
     return lines
 
 
+def wire_lines(c: dict) -> list[str]:
+    """The served step's round trip part by part (:func:`wire_parts`), both ends polling
+    and both sleeping, as the terminal shows them."""
+    lines = []
+    for variant, how in (("", "polling"), ("_sleeping", "sleeping in the kernel")):
+        parts = c.get(f"wire_parts{variant}_us")
+        if not parts:
+            continue
+        wire = c[f"wire{variant}_us"]
+        lines.append(f"    both ends {how}: wire (served − in process) median {wire['median']:.1f} / p99 "
+                     f"{wire['p99']:.1f} µs; round trip median / p99 by part: "
+                     + ", ".join(f"{name} {parts[name]['median']:.1f} / {parts[name]['p99']:.1f}"
+                                 for name in (*WIRE_PARTS, "round trip", "wire")))
+    return lines
+
+
 def report(r: dict) -> list[str]:
     lines = [f"step-wise loop at {r['slow_rate_hz']:g}/{r['fast_rate_hz']:g} Hz ({r['padding_s']:g} s start-up + "
              f"{r['duration_s']:g} s record × {r['repeats']} runs; µs per slow step, median / p99):"]
@@ -636,6 +757,7 @@ def report(r: dict) -> list[str]:
                          f"median "
                          f"{wire['median']:.1f} / p99 {wire['p99']:.1f} / max {wire['max']:.1f} µs; the OpenSeesPy "
                          f"step in process {local['median']:.1f} / p99 {local['p99']:.1f} µs")
+            lines += wire_lines(c)
             continue
         parts = c["parts_us"]
         lines.append("    loop's own parts: " + ", ".join(

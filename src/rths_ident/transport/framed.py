@@ -22,7 +22,9 @@ UTF-8 text.
 from __future__ import annotations
 
 import enum
+import functools
 import json
+import math
 import struct
 from typing import Any, NamedTuple
 
@@ -68,6 +70,20 @@ class MessageType(enum.IntEnum):
 
 
 VECTOR_TYPES = frozenset({MessageType.TARGET, MessageType.FEEDBACK, MessageType.PARAMETERS})
+_TYPES = {t.value: t for t in MessageType}
+#: vectors of at most this many float64 are packed and unpacked by ``struct`` (a slow
+#: step's message: no NumPy call per message), longer ones by NumPy; the bytes are the same
+SMALL_VECTOR = 256
+
+
+@functools.lru_cache(maxsize=64)
+def _vector_struct(count: int) -> struct.Struct:
+    return struct.Struct(f"!{count}d")
+
+
+@functools.lru_cache(maxsize=64)
+def _vector_message_struct(count: int) -> struct.Struct:
+    return struct.Struct(_HEADER.format + f"{count}d")
 EMPTY_TYPES = frozenset({MessageType.HEARTBEAT, MessageType.SHUTDOWN})
 
 
@@ -111,6 +127,17 @@ def encode_payload(message_type: MessageType, value: Any = None) -> bytes:
     return b""
 
 
+def encode_vector_message(message_type: MessageType, sequence: int, numbers) -> bytes:
+    """Header and payload of a vector message (TARGET, FEEDBACK, PARAMETERS) carrying
+    ``numbers``, a list or tuple of Python floats: the bytes :func:`encode_message` makes
+    of the same vector, packed in one ``struct`` call when it is short
+    (:data:`SMALL_VECTOR`)."""
+    count = len(numbers)
+    if message_type not in VECTOR_TYPES or count > SMALL_VECTOR or not 0 <= sequence < SEQUENCE_MODULUS:
+        return encode_message(message_type, sequence, numbers)
+    return _vector_message_struct(count).pack(MAGIC, VERSION, message_type, sequence, 8 * count, *numbers)
+
+
 def encode_header(message_type: MessageType, sequence: int, payload_length: int) -> bytes:
     """The 14 header bytes."""
     message_type = MessageType(message_type)
@@ -150,12 +177,11 @@ def decode_header(data: bytes, expected_sequence: int | None = None,
         )
     if version != VERSION:
         raise ProtocolError(f"version (byte 4): expected {VERSION}, got {version} (unsupported version)")
-    try:
-        message_type = MessageType(type_code)
-    except ValueError:
+    message_type = _TYPES.get(type_code)
+    if message_type is None:
         raise ProtocolError(
             f"message type (byte 5): expected one of {_known_types()}, got {type_code} (unknown type)"
-        ) from None
+        )
     if length > max_payload_bytes:
         raise ProtocolError(
             f"payload length (bytes 10-13): expected at most {max_payload_bytes} bytes, got {length}"
@@ -178,6 +204,11 @@ def decode_payload(message_type: MessageType, payload: bytes) -> Any:
             raise ProtocolError(
                 f"{name} payload length: expected a multiple of 8 bytes (float64), got {len(payload)}"
             )
+        count = len(payload) // _FLOAT.itemsize
+        if count <= SMALL_VECTOR:
+            numbers = _vector_struct(count).unpack(payload)
+            if all(map(math.isfinite, numbers)):
+                return np.array(numbers, dtype=np.float64)
         return require_finite(np.frombuffer(payload, dtype=_FLOAT).astype(np.float64), f"{name} payload")
     if message_type in EMPTY_TYPES:
         if payload:
@@ -226,5 +257,5 @@ __all__ = [
     "DEFAULT_MAX_PAYLOAD_BYTES", "EMPTY_TYPES", "HEADER_LAYOUT", "HEADER_SIZE", "Header", "MAGIC",
     "Message", "MessageType", "SEQUENCE_MODULUS", "VECTOR_TYPES", "VERSION", "decode_header",
     "decode_message", "decode_payload", "encode_header", "encode_message", "encode_payload",
-    "next_sequence",
+    "encode_vector_message", "next_sequence", "SMALL_VECTOR",
 ]

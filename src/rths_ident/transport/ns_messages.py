@@ -142,6 +142,58 @@ def unflatten_log(layout: list, values: np.ndarray) -> dict:
     return log
 
 
+class LogPacker:
+    """The server's side of a step's reply: ``[target (n), log values …]`` as Python
+    floats (the payload of :func:`flatten_log` after the target), and the log's layout
+    (:func:`log_layout`), worked out again only when the log's names, shapes or dtypes
+    change (a log of NumPy arrays; anything else gets the full check every step)."""
+
+    def __init__(self):
+        self.layout: list | None = None
+        self._signature: tuple | None = None
+
+    def pack(self, target: np.ndarray, log: dict) -> tuple[list, bool]:
+        """``(values, changed)``: the reply's numbers and whether the layout differs from
+        the last one packed (then :attr:`layout` is the new one, to be announced first)."""
+        try:
+            signature = tuple((name, value.shape, value.dtype) for name, value in log.items())
+        except AttributeError:  # not every value is an array
+            signature = None
+        changed = signature is None or signature != self._signature
+        if changed:
+            layout = log_layout(log)
+            changed = layout != self.layout
+            self.layout, self._signature = layout, signature
+        values = target.tolist()
+        for value in log.values():
+            values += np.ravel(value).tolist()
+        return values, changed
+
+
+def log_plan(layout: list) -> tuple:
+    """What :func:`unflatten_log` does for ``layout``, worked out once: per entry its
+    name, slice, shape and dtype (None: float64, a view of the values)."""
+    plan, start = [], 0
+    for name, shape, dtype in layout:
+        size = math.prod(shape)
+        kind = np.dtype(dtype)
+        plan.append((name, start, start + size, tuple(shape), None if kind == np.float64 else kind))
+        start += size
+    return tuple(plan), start
+
+
+def unflatten_planned(plan: tuple, values: np.ndarray) -> dict:
+    """:func:`unflatten_log` by a :func:`log_plan` (float64 entries are views of ``values``)."""
+    entries, size = plan
+    if values.size != size:
+        raise ProtocolError(f"TARGET log part: the layout announced {size} values, {values.size} arrived")
+    log = {}
+    for name, start, stop, shape, kind in entries:
+        entry = values[start:stop].reshape(shape)
+        log[name] = entry if kind is None else entry.astype(kind)
+    return log
+
+
 def check_layout(value: Any) -> list:
     """A log layout received in a HELLO, checked."""
     try:
@@ -155,5 +207,6 @@ def check_layout(value: Any) -> list:
 
 __all__ = [
     "CLIENT_ROLE", "PROTOCOL", "PROTOCOL_VERSION", "SERVER_ROLE", "check_hello", "check_layout", "client_hello",
-    "flatten_log", "json_ready", "layout_size", "log_layout", "run_ended_hello", "setup_from_json", "unflatten_log",
+    "flatten_log", "json_ready", "layout_size", "log_layout", "log_plan", "LogPacker", "run_ended_hello",
+    "setup_from_json", "unflatten_log", "unflatten_planned",
 ]

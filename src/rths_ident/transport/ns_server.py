@@ -26,10 +26,25 @@ transport package). Two wires:
 
 Every wait is bounded by ``timeout_s``: for a client to connect and for each of its
 messages.
+
+The serving thread reads, steps and answers on the wire itself (no queue, no other
+thread). While a framed session runs it polls for the client's next message without
+sleeping for up to ``spin_s`` (default: :data:`SPIN_SLOW_STEPS` of the session's slow
+steps, at most :data:`SPIN_MAX_S`), then waits in the kernel: at a lab's coordination
+rates the next FEEDBACK arrives within that, and a thread that spins needs no wake-up
+(a dedicated core's way; :mod:`~rths_ident.transport.stream`). It starts polling
+:data:`SPIN_LEAD_STEPS` of a slow step before the next FEEDBACK is due (one slow step
+after the last one arrived) and sleeps before that, woken at once by an early one: a
+real-time thread that never sleeps is stopped by the kernel for 50 ms of every second. With ``step_marks`` (a
+folder) each framed session's clock marks per slow step — FEEDBACK read, decoded, NS
+stepped, TARGET encoded, sent; ``time.perf_counter``, the system's monotonic clock —
+are saved there as ``marks-session-NNN.npy`` when it ends with SHUTDOWN
+(``rths-ident bench --only realtime`` splits the wire's round trip with them).
 """
 
 from __future__ import annotations
 
+import os
 import socket
 import sys
 import time as _time
@@ -39,7 +54,7 @@ import numpy as np
 
 from rths_ident.transport import ns_messages as nsm
 from rths_ident.transport.errors import ProtocolError, TransportError
-from rths_ident.transport.framed import MessageType
+from rths_ident.transport.framed import MessageType, decode_payload
 from rths_ident.transport.framed_channel import FramedChannel
 from rths_ident.transport.seed000 import Seed000Channel
 from rths_ident.transport.tcp import serve as listen
@@ -49,11 +64,24 @@ DEFAULT_PORT = 8090
 #: default time limit [s] for a client to connect and for each of its messages
 DEFAULT_TIMEOUT_S = 300.0
 WIRES = ("framed", "seed000")
+#: a framed session's thread polls this many slow steps for the next message before it sleeps
+SPIN_SLOW_STEPS = 2.0
+#: … and at most this long [s] (at the seeds' 50 Hz it sleeps: the wire's µs do not matter there)
+SPIN_MAX_S = 0.01
+#: … from this many slow steps before the next FEEDBACK is due (one step after the last); before, it sleeps
+SPIN_LEAD_STEPS = 0.25
+#: the clock marks per slow step saved with ``step_marks`` (module doc)
+STEP_MARKS = ("received", "decoded", "stepped", "encoded", "sent")
 SEED000_REPLIES = ("target", "displacement")
 
 
 def _describe_exception(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
+
+
+def _where(k: int, dt: float) -> str:
+    """Slow step ``k`` of a session, as the server's messages name it."""
+    return f"slow step {k} (t = {(k + 1) * dt:.6g} s)"
 
 
 def ground_accel_function(setup: dict) -> Callable[[float], float]:
@@ -81,11 +109,15 @@ class NSServer:
     seed000_reply : ``"target"`` or ``"displacement"`` (``log["interface_displacement"]``).
     model : a name for the HELLO and the messages (e.g. the model file).
     log : where progress lines go (default: stderr).
+    spin_s : how long [s] a framed session polls for each message before it sleeps
+        (None: :meth:`spin_for` the session's slow step; 0: never polls).
+    step_marks : a folder for each framed session's clock marks (module doc), or None.
     """
 
     def __init__(self, make_ns: Callable[[dict], object], *, host: str = "127.0.0.1", port: int = DEFAULT_PORT,
                  wire: str = "framed", timeout_s: float = DEFAULT_TIMEOUT_S, seed000_setup: dict | None = None,
-                 seed000_reply: str = "target", model: str = "", log: Callable[[str], None] | None = None):
+                 seed000_reply: str = "target", model: str = "", log: Callable[[str], None] | None = None,
+                 spin_s: float | None = None, step_marks: str | None = None):
         if wire not in WIRES:
             raise ValueError(f"wire = {wire!r}: expected one of {', '.join(WIRES)}")
         if seed000_reply not in SEED000_REPLIES:
@@ -96,6 +128,10 @@ class NSServer:
                                  "that wire carries it (seed000_setup needs at least 'dt')")
         if not (timeout_s > 0):
             raise ValueError(f"timeout_s must be > 0 s, got {timeout_s!r}")
+        if spin_s is not None and not (0 <= spin_s <= 1.0):
+            raise ValueError(f"spin_s must be between 0 and 1 s, got {spin_s!r}")
+        self.spin_s = spin_s
+        self.step_marks = step_marks
         self.make_ns = make_ns
         self.wire = wire
         self.timeout_s = float(timeout_s)
@@ -234,50 +270,80 @@ class NSServer:
         channel.send(MessageType.TARGET, initial)
         n = int(ns.n_interface)
         dt = float(ns.dt)
-        layout = None
+        channel.spin_s = self.spin_for(dt)  # the session's messages: polled (module doc)
+        quiet_s = (1.0 - SPIN_LEAD_STEPS) * dt
+        marks = [] if self.step_marks is not None else None
+        clock = _time.perf_counter
+        packer = nsm.LogPacker()
+        after_reply = getattr(ns, "after_reply", None)  # e.g. a recording wrapper: writes once the reply is out
         k = 0
         while True:
-            message = channel.receive()
-            kind = message.message_type
-            where = f"slow step {k} (t = {(k + 1) * dt:.6g} s)"
+            header, payload = channel.receive_frame()
+            received = clock()
+            kind = header.message_type
             if kind is MessageType.FEEDBACK:
-                values = message.value
+                values = decode_payload(kind, payload)
                 if values.size != n + 1:
-                    text = (f"{where}: FEEDBACK must carry {n} interface force(s) and the ground acceleration "
+                    text = (f"{_where(k, dt)}: FEEDBACK must carry {n} interface force(s) and the ground acceleration "
                             f"({n + 1} float64), got {values.size}")
                     self._report(channel, number, peer, text)
                     return False
+                decoded = clock()
                 try:
-                    target, log = ns.step(values[:n].copy(), float(values[n]))
-                    target = np.asarray(target, dtype=np.float64).reshape(-1)
-                    this_layout = nsm.log_layout(log)
-                    log_values = nsm.flatten_log(log)
+                    target, log = ns.step(values[:n], float(values[n]))
+                    stepped = clock()
+                    reply, changed = packer.pack(np.asarray(target, dtype=np.float64).reshape(-1), log)
                 except Exception as exc:
-                    self._report(channel, number, peer, f"{where}: {_describe_exception(exc)}")
+                    self._report(channel, number, peer, f"{_where(k, dt)}: {_describe_exception(exc)}")
                     return False
-                if this_layout != layout:
-                    channel.send(MessageType.HELLO, {"log": this_layout})
-                    layout = this_layout
-                channel.send(MessageType.TARGET, np.concatenate([target, log_values]))
+                if changed:
+                    channel.send(MessageType.HELLO, {"log": packer.layout})
+                data = channel.vector_frame(MessageType.TARGET, reply)
+                encoded = clock()
+                channel.send_frame(MessageType.TARGET, data)
+                if marks is not None:
+                    marks.append((received, decoded, stepped, encoded, clock()))
                 k += 1
-            elif kind is MessageType.PARAMETERS:
+                if after_reply is not None:
+                    after_reply()
+                channel.quiet_until = received + quiet_s  # the next FEEDBACK is due about one slow step later
+                continue
+            value = decode_payload(kind, payload)
+            if kind is MessageType.PARAMETERS:
                 try:
-                    ns.apply_parameters(message.value.copy())
+                    ns.apply_parameters(value.copy())
                 except Exception as exc:
-                    self._report(channel, number, peer, f"parameters before {where}: {_describe_exception(exc)}")
+                    text = f"parameters before {_where(k, dt)}: {_describe_exception(exc)}"
+                    self._report(channel, number, peer, text)
                     return False
-                channel.send(MessageType.PARAMETERS, message.value)
+                channel.send(MessageType.PARAMETERS, value)
             elif kind is MessageType.HEARTBEAT:
                 continue
             elif kind is MessageType.SHUTDOWN:
+                self._save_marks(marks, number)
                 channel.send(MessageType.SHUTDOWN)
                 self._outcome = (True, f"SHUTDOWN after {k} slow steps")
                 self._log(f"ns server: session {number} ({peer}) done after {k} slow steps")
                 return False
             else:
-                text = f"{where}: unexpected {kind.name} message (expected FEEDBACK, PARAMETERS or SHUTDOWN)"
+                text = f"{_where(k, dt)}: unexpected {kind.name} message (expected FEEDBACK, PARAMETERS or SHUTDOWN)"
                 self._report(channel, number, peer, text)
                 return False
+
+    def spin_for(self, dt: float) -> float:
+        """How long [s] a session of slow step ``dt`` [s] polls for each message."""
+        if self.spin_s is not None:
+            return self.spin_s
+        return min(SPIN_SLOW_STEPS * dt, SPIN_MAX_S)
+
+    def _save_marks(self, marks: list | None, number: int) -> None:
+        if marks is None:
+            return
+        path = os.path.join(self.step_marks, f"marks-session-{number:03d}.npy")
+        try:
+            np.save(path, np.asarray(marks, dtype=np.float64).reshape(-1, len(STEP_MARKS)))
+        except OSError as exc:
+            self._log(f"ns server: could not save the step marks to {path}: {exc.strerror or exc}")
 
     def _report(self, channel: FramedChannel, number: int, peer: str, text: str) -> None:
         """Send ERROR with ``text`` (the session ends) and log it."""
@@ -299,6 +365,7 @@ class NSServer:
             n = int(ns.n_interface)
             dt = float(ns.dt)
             channel = Seed000Channel(conn, n=n)
+            after_reply = getattr(ns, "after_reply", None)
             k = 0
             start = _time.perf_counter()
             while True:
@@ -322,6 +389,8 @@ class NSServer:
                     reply = log["interface_displacement"]
                 channel.send(np.asarray(reply, dtype=np.float64).reshape(n))
                 k += 1
+                if after_reply is not None:
+                    after_reply()
             self._log(f"ns server: seed 000 session {number} ({peer}) done after {k} slow steps "
                       f"({_time.perf_counter() - start:.3g} s)")
             outcome = (True, f"the client closed the connection after {k} slow steps")
@@ -336,4 +405,5 @@ class NSServer:
                 ns.close()
 
 
-__all__ = ["DEFAULT_PORT", "DEFAULT_TIMEOUT_S", "NSServer", "SEED000_REPLIES", "WIRES", "ground_accel_function"]
+__all__ = ["DEFAULT_PORT", "DEFAULT_TIMEOUT_S", "NSServer", "SEED000_REPLIES", "SPIN_LEAD_STEPS", "SPIN_MAX_S",
+           "SPIN_SLOW_STEPS", "STEP_MARKS", "WIRES", "ground_accel_function"]

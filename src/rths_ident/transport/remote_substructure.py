@@ -18,13 +18,15 @@ failure the session is over: further calls raise.
 
 from __future__ import annotations
 
+import math
 import re
+import time as _time
 
 import numpy as np
 
 from rths_ident.transport import ns_messages as nsm
 from rths_ident.transport.errors import ProtocolError, RemoteError, TransportError
-from rths_ident.transport.framed import Message, MessageType
+from rths_ident.transport.framed import Message, MessageType, decode_payload
 from rths_ident.transport.framed_channel import FramedChannel
 from rths_ident.transport.tcp import connect
 
@@ -32,6 +34,12 @@ from rths_ident.transport.tcp import connect
 CONNECT_TIMEOUT_S = 10.0
 SETUP_TIMEOUT_S = 120.0
 STEP_TIMEOUT_S = 60.0
+#: a step's reply is polled for without sleeping this fraction of the slow step …
+SPIN_FRACTION = 0.5
+#: … and at most this long [s]; then the thread waits in the kernel
+SPIN_MAX_S = 0.002
+#: the clock marks per slow step kept in :attr:`RemoteSubstructure.step_marks`
+STEP_MARKS = ("start", "sent", "received", "done")
 
 
 _SERVER_LOCATION = re.compile(r"^(parameters before )?slow step \d+ \(t = [^)]*\): ")
@@ -78,15 +86,27 @@ class RemoteSubstructure:
     run : the run this session belongs to (one run may open several sessions: the test
         and its comparison runs; :func:`end_run` says when it is over). None: the session
         is a run by itself.
+    spin_s : how long [s] each reply is polled for without sleeping before the thread
+        waits in the kernel (None: :data:`SPIN_FRACTION` of the slow step, at most
+        :data:`SPIN_MAX_S`; 0: never). A reply that arrives while the thread polls needs
+        no wake-up (:mod:`~rths_ident.transport.stream`).
+
+    ``step_marks``: set it to a list and each :meth:`step` appends its clock marks
+    (:data:`STEP_MARKS`: called, FEEDBACK sent, TARGET read, returning;
+    ``time.perf_counter``, the system's monotonic clock, comparable with the server's).
     """
 
     def __init__(self, host: str, port: int, setup: dict | None = None, *, dt: float | None = None,
                  n_interface: int | None = None, model: str | None = None,
                  connect_timeout_s: float = CONNECT_TIMEOUT_S, setup_timeout_s: float = SETUP_TIMEOUT_S,
-                 step_timeout_s: float = STEP_TIMEOUT_S, run: str | None = None):
+                 step_timeout_s: float = STEP_TIMEOUT_S, run: str | None = None, spin_s: float | None = None):
+        if spin_s is not None and not (0 <= spin_s <= 1.0):
+            raise ValueError(f"spin_s must be between 0 and 1 s, got {spin_s!r}")
         self.address = f"{host}:{port}"
+        self.step_marks: list | None = None
         self.slow_index = 0
         self._layout: list | None = None
+        self._plan: tuple | None = None  # nsm.log_plan of the layout
         self._closed = False
         self._broken = False
         hello_out = nsm.client_hello(dict(setup or {}), run)  # JSON problems before connecting
@@ -110,6 +130,7 @@ class RemoteSubstructure:
                 raise ProtocolError(f"initial TARGET: expected {self.n_interface} values, got "
                                     f"{self._initial_target.size}")
             self._channel.sock.settimeout(step_timeout_s)
+            self._channel.spin_s = min(SPIN_FRACTION * self.dt, SPIN_MAX_S) if spin_s is None else spin_s
         except TransportError as exc:
             self._abandon()
             raise self._located(exc, "setting up the session") from exc
@@ -133,27 +154,40 @@ class RemoteSubstructure:
 
     def step(self, feedback, ground_accel) -> tuple[np.ndarray, dict]:
         """One slow step on the server: FEEDBACK [f, ẍ_g] → TARGET [target, log]."""
+        clock = _time.perf_counter
+        start = clock()
         self._check_usable()
-        f = np.asarray(feedback, dtype=np.float64).reshape(-1)
-        if f.shape != (self.n_interface,) or not np.all(np.isfinite(f)):
+        numbers = np.asarray(feedback, dtype=np.float64).reshape(-1).tolist()
+        if len(numbers) != self.n_interface or not all(map(math.isfinite, numbers)):
             raise ValueError(f"feedback must be {self.n_interface} finite interface force(s) [N]; got {feedback!r}")
-        if not np.isfinite(ground_accel):
+        numbers.append(float(ground_accel))
+        if not math.isfinite(numbers[-1]):
             raise ValueError(f"ground_accel must be a finite ground acceleration [m/s²]; got {ground_accel!r}")
+        channel = self._channel
         try:
-            self._channel.send(MessageType.FEEDBACK, np.append(f, float(ground_accel)))
-            message = self._receive(MessageType.TARGET, MessageType.HELLO)
-            while message.message_type is MessageType.HELLO:
+            channel.send_frame(MessageType.FEEDBACK, channel.vector_frame(MessageType.FEEDBACK, numbers))
+            sent = clock()
+            while True:
+                header, payload = channel.receive_frame()
+                received = clock()
+                kind = header.message_type
+                if kind is MessageType.TARGET:
+                    values = decode_payload(kind, payload)
+                    break
+                message = self._expected(Message(kind, header.sequence, decode_payload(kind, payload)),
+                                         MessageType.TARGET, MessageType.HELLO)
+                if message is None:
+                    continue
                 if "log" not in message.value:
                     raise ProtocolError(f"HELLO during the session must announce a log layout, got {message.value!r}")
                 self._layout = nsm.check_layout(message.value["log"])
-                message = self._receive(MessageType.TARGET, MessageType.HELLO)
+                self._plan = nsm.log_plan(self._layout)
             if self._layout is None:
                 raise ProtocolError("TARGET arrived before the server announced its log layout")
-            values = message.value
             n = self.n_interface
             if values.size < n:
                 raise ProtocolError(f"TARGET: expected at least {n} values, got {values.size}")
-            log = nsm.unflatten_log(self._layout, values[n:])
+            log = nsm.unflatten_planned(self._plan, values[n:])
         except TransportError as exc:
             self._broken = True
             raise self._located(exc, "in") from exc
@@ -161,7 +195,10 @@ class RemoteSubstructure:
             self._broken = True
             raise
         self.slow_index += 1
-        return values[:n].copy(), log
+        target = values[:n].copy()
+        if self.step_marks is not None:
+            self.step_marks.append((start, sent, received, clock()))
+        return target, log
 
     def apply_parameters(self, estimate) -> None:
         """Push θ̂ to the server's NS; returns once the server has applied it."""
@@ -211,17 +248,23 @@ class RemoteSubstructure:
         """The next message of ``types`` (heartbeats skipped); ERROR → RemoteError with
         the server's text as it is."""
         while True:
-            message = self._channel.receive()
-            if message.message_type in types:
+            message = self._expected(self._channel.receive(), *types)
+            if message is not None:
                 return message
-            if message.message_type is MessageType.HEARTBEAT:
-                continue
-            if message.message_type is MessageType.ERROR:
-                # the server names the step too (for its own log and other clients): said once here
-                text = _SERVER_LOCATION.sub("", str(message.value), count=1)
-                raise RemoteError(f"the server reported: {text}")
-            names = " or ".join(t.name for t in types)
-            raise ProtocolError(f"expected {names}, got {message.message_type.name}")
+
+    def _expected(self, message: Message, *types: MessageType) -> Message | None:
+        """``message`` if of ``types``; None for a heartbeat (to be skipped); ERROR →
+        RemoteError with the server's text; any other type → ProtocolError."""
+        if message.message_type in types:
+            return message
+        if message.message_type is MessageType.HEARTBEAT:
+            return None
+        if message.message_type is MessageType.ERROR:
+            # the server names the step too (for its own log and other clients): said once here
+            text = _SERVER_LOCATION.sub("", str(message.value), count=1)
+            raise RemoteError(f"the server reported: {text}")
+        names = " or ".join(t.name for t in types)
+        raise ProtocolError(f"expected {names}, got {message.message_type.name}")
 
     def _check_usable(self) -> None:
         if self._closed:
@@ -258,5 +301,5 @@ class RemoteSubstructure:
         self.close()
 
 
-__all__ = ["CONNECT_TIMEOUT_S", "RemoteSubstructure", "SETUP_TIMEOUT_S", "STEP_TIMEOUT_S", "end_run",
-           "parse_address", "stop_server"]
+__all__ = ["CONNECT_TIMEOUT_S", "RemoteSubstructure", "SETUP_TIMEOUT_S", "SPIN_FRACTION", "SPIN_MAX_S", "STEP_MARKS",
+           "STEP_TIMEOUT_S", "end_run", "parse_address", "stop_server"]
