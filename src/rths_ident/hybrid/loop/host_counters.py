@@ -24,9 +24,10 @@ Per step the pacer reads only the loop thread's own CPU clock (``CLOCK_THREAD_CP
 is done (:meth:`HostCounters.began`, :meth:`HostCounters.step`), so that a late step says how
 much of its work the thread spent on a CPU as the guest's kernel counts it. A step whose
 work took 2 ms of wall time and 2 ms of the thread's CPU time, with no wait for a CPU and no
-switch, was not taken off the CPU by the guest: the same work that takes 0.3 ms in other
-steps ran slower, or the hypervisor ran something else on the virtual CPU without the guest
-seeing it (a kernel that counts steal may still charge it to the running thread).
+switch, was not held off by the guest's scheduler nor by a blocking call; interrupt
+handling (charged to the interrupted thread where ``CONFIG_IRQ_TIME_ACCOUNTING`` is off),
+time the hypervisor took without counting it as steal, and work that ran slower all look
+the same from here.
 ``/proc/stat`` and the thread's ``schedstat`` (~10 µs) are read at the start, at the end, and
 after each late step, after the step's end has been timed (:meth:`HostCounters.late`): a
 late step's steal and wait for a CPU are those since the previous reading, which brackets
