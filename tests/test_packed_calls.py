@@ -219,3 +219,26 @@ def test_a_packed_program_with_constant_masks_stays_a_few_kernels():
     program.inputs[0] = 1.0
     assert float(program()["total"]) == 2.0 * sum((n + 1) * n * (n + 1) // 2 for n in range(2, 14))
     np.testing.assert_array_equal(program.carry["x"], [3.0, 1.0, 1.0])
+
+
+def test_a_constants_update_is_one_kernel_and_computes_the_numpy_numbers():
+    """An update that changes many leaves (here twelve, each its own fused operation, as
+    lugre-frame's update of its columns is thirteen) runs as the few kernels of a packed
+    call (one_trip), not one kernel per operation — XLA:CPU hands a program of more than
+    SEQUENTIAL_KERNELS kernels to its worker threads; the constants it leaves are those
+    NumPy computes, bit for bit."""
+    from rths_ident.packed_calls import SEQUENTIAL_KERNELS, entry_kernels  # noqa: PLC0415
+
+    constants = {f"k{i}": np.linspace(1.0, 2.0, 3 + i) for i in range(12)}
+
+    def update(tree, values):
+        return {name: leaf * values[0] + values[1] * (int(name[1:]) + 1) for name, leaf in tree.items()}
+
+    program = PackedProgram(lambda c, s, x: (s, {"x": x[0]}), constants, {"n": np.int64(0)}, 1)
+    apply = program.constants_update(update, 2)
+    assert len(entry_kernels(apply.compiled.as_text())) <= SEQUENTIAL_KERNELS
+    apply(np.array([1.5, -0.25]))
+    apply(np.array([0.5, 2.0]))
+    for i, (name, leaf) in enumerate(constants.items()):
+        expected = (leaf * 1.5 + -0.25 * (i + 1)) * 0.5 + 2.0 * (i + 1)
+        np.testing.assert_array_equal(program.constants[name], expected)

@@ -58,7 +58,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["PackedLayout", "PackedProgram", "entry_kernels", "COMPILER_OPTIONS", "SEQUENTIAL_KERNELS"]
+__all__ = ["PackedLayout", "PackedProgram", "one_trip", "entry_kernels", "COMPILER_OPTIONS", "SEQUENTIAL_KERNELS"]
 
 _ALIGN = 8  # bytes: every leaf starts at a multiple of this (aligned NumPy views)
 #: XLA's options for a packed program (module doc): no loop-invariant code motion, so the
@@ -248,6 +248,28 @@ class PackedLayout:
                          "offsets": [dtype.fields[n][1] for n in dtype.names], "itemsize": self.nbytes})
 
 
+def one_trip(body: Callable, invariants: tuple, carry, x, n_user: int, n_output_words: int):
+    """``body(*invariants, carry, x[:n_user]) -> (carry, output words)`` run once, as a
+    ``while`` loop whose trip count (``x[n_user]``, 1 at every call) XLA cannot see: XLA
+    then emits the whole call as ONE kernel (:mod:`rths_ident.small_loop_kernels`)
+    instead of a kernel per fused operation. The invariant arguments and the inputs ride
+    in the loop's state, re-selected each trip under a condition XLA cannot decide, so
+    that nothing is hoisted out of the loop as "invariant" (which would bring back a
+    kernel per hoisted operation). Returns the carry and the output words (traced)."""
+    trips = x[n_user].astype(jnp.int32)
+
+    def loop_body(state):
+        i, invariants, inputs, carry, _ = state
+        carry, outputs = body(*invariants, carry, inputs[:n_user])
+        keep = i < trips + 1  # always true, unknown to XLA
+        return (i + 1, tuple(jnp.where(keep, value, 0) for value in invariants), jnp.where(keep, inputs, 0.0), carry,
+                outputs)
+
+    state = (jnp.int32(0), tuple(invariants), x, carry, jnp.zeros(n_output_words, jnp.uint64))
+    state = jax.lax.while_loop(lambda state: state[0] < trips, loop_body, state)
+    return state[3], state[4]
+
+
 class PackedProgram:
     """``fn(constants, carry, inputs) -> (carry, outputs)`` compiled ahead of time with
     every argument and result packed (module doc).
@@ -306,26 +328,9 @@ class PackedProgram:
             return carry_layout.pack(new_carry), outputs_layout.pack(outputs)
 
         def packed(constants_bytes, carry_bytes, x):
-            # the body once, as a while loop whose trip count (the last input, 1) XLA
-            # cannot see: it then emits the whole call as ONE kernel
-            # (rths_ident.small_loop_kernels) instead of a kernel per fused operation. The
-            # constants and inputs ride in the loop's state, re-selected each trip under a
-            # condition XLA cannot decide, so that nothing is hoisted out of the loop as
-            # "invariant" (which would bring back a kernel per hoisted operation)
             if not one_kernel:
                 return body(constants_bytes, carry_bytes, x[:n_user])
-            trips = x[n_user].astype(jnp.int32)
-
-            def loop_body(state):
-                i, constants, inputs, carry, _ = state
-                carry, outputs = body(constants, carry, inputs[:n_user])
-                keep = i < trips + 1  # always true, unknown to XLA
-                return (i + 1, jnp.where(keep, constants, 0), jnp.where(keep, inputs, 0.0), carry, outputs)
-
-            empty = jnp.zeros(outputs_layout.nwords, jnp.uint64)
-            state = (jnp.int32(0), constants_bytes, x, carry_bytes, empty)
-            state = jax.lax.while_loop(lambda state: state[0] < trips, loop_body, state)
-            return state[3], state[4]
+            return one_trip(body, (constants_bytes,), carry_bytes, x, n_user, outputs_layout.nwords)
 
         word_vector = lambda layout: jax.ShapeDtypeStruct((layout.nwords,), jnp.uint64)  # noqa: E731
         call_inputs = jax.ShapeDtypeStruct((n_user + 1,), jnp.float64)
@@ -364,23 +369,35 @@ class PackedProgram:
     def constants_update(self, update: Callable, n_values: int, cache_key: Any = None) -> Callable:
         """``update(constants, values (n_values,)) -> constants`` compiled on the packed
         constants; returns ``apply(values)``, which replaces this program's constants by
-        the updated ones in one call (e.g. identified parameters entering a substructure)."""
+        the updated ones in one call (e.g. identified parameters entering a substructure),
+        compiled as one kernel like the program's own call (:func:`one_trip`; run as XLA's
+        separate kernels, lugre-frame's update of its eight columns is 13 of them, which
+        XLA:CPU hands to its worker threads)."""
         layout = self.constants_layout
         key = None if cache_key is None else ("update", cache_key, layout.signature, int(n_values))
         if key is not None and key in _COMPILED:
             compiled = _COMPILED[key]
         else:
-            def packed(constants_bytes, values):
-                return layout.pack(update(layout.unpack(constants_bytes), values))
+            def body(constants_bytes, values):
+                return layout.pack(update(layout.unpack(constants_bytes), values)), jnp.zeros(0, jnp.uint64)
 
-            compiled = jax.jit(packed).lower(jax.ShapeDtypeStruct((layout.nwords,), jnp.uint64),
-                                             jax.ShapeDtypeStruct((int(n_values),), jnp.float64)).compile()
+            def packed(constants_bytes, values):  # one kernel, as a step's call (one_trip)
+                return one_trip(body, (), constants_bytes, values, int(n_values), 0)[0]
+
+            compiled = jax.jit(packed).lower(
+                jax.ShapeDtypeStruct((layout.nwords,), jnp.uint64),
+                jax.ShapeDtypeStruct((int(n_values) + 1,), jnp.float64)).compile(compiler_options=dict(COMPILER_OPTIONS))
             if key is not None:
                 _COMPILED[key] = compiled
+        values_in = np.zeros(int(n_values) + 1, np.float64)
+        values_in[-1] = 1.0  # one trip
+        n = int(n_values)
 
         def apply(values) -> None:
-            self._constants = compiled(self._constants, np.asarray(values, dtype=np.float64))
+            values_in[:n] = values
+            self._constants = compiled(self._constants, values_in)
 
+        apply.compiled = compiled  # the compiled update (its kernels: entry_kernels)
         return apply
 
     def with_carry(self, tree) -> "PackedProgram":
