@@ -242,3 +242,26 @@ def test_a_constants_update_is_one_kernel_and_computes_the_numpy_numbers():
     for i, (name, leaf) in enumerate(constants.items()):
         expected = (leaf * 1.5 + -0.25 * (i + 1)) * 0.5 + 2.0 * (i + 1)
         np.testing.assert_array_equal(program.constants[name], expected)
+
+
+def test_call_into_host_returns_the_same_views_with_what_a_call_returns():
+    """call_into_host: the outputs copied into the program's own host buffer — the same
+    tree of views every call, holding bit for bit what a fresh call of an identical
+    program returns (the unpacked Duffing oscillator's numbers to 1e-12); a program made
+    by with_carry has a buffer of its own."""
+    carry_ref, logs_ref = _unpacked(forces=FORCES[:40])
+    fresh = PackedProgram(duffing_step, CONSTANTS, CARRY, 1)
+    host = PackedProgram(duffing_step, CONSTANTS, CARRY, 1)
+    other = host.with_carry(CARRY)
+    first = None
+    for force, ref in zip(FORCES[:40], logs_ref):
+        fresh.inputs[0] = host.inputs[0] = force
+        expected, out = fresh(), host.call_into_host()
+        first = out if first is None else first
+        assert out is first and out["state"]["y"] is first["state"]["y"]  # built once
+        _assert_bit_equal(jax.tree_util.tree_map(np.array, out), jax.tree_util.tree_map(np.array, expected))
+        np.testing.assert_allclose(out["u"], ref["u"], rtol=1e-12, atol=1e-15)
+    assert other.host_outputs["steps"] == 0 and host.host_outputs["steps"] == 40  # the other's buffer: untouched
+    other.inputs[0] = 1.0
+    other.call_into_host()
+    assert other.host_outputs["steps"] == 1 and host.host_outputs["steps"] == 40

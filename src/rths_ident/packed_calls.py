@@ -316,6 +316,7 @@ class PackedProgram:
             (self._view_dtypes.index(dtype), offset // dtype.itemsize,
              offset // dtype.itemsize + int(np.prod(shape, dtype=np.int64)), None if len(shape) == 1 else shape)
             for shape, dtype, offset in self._leaf_specs)
+        self._new_host_outputs()
 
     @staticmethod
     def _compile(fn, constants, carry, constants_layout, carry_layout, n_user, one_kernel):
@@ -348,6 +349,24 @@ class PackedProgram:
         views = [buffer.view(dtype) for dtype in self._view_dtypes]
         return self._unflatten([views[i][start:stop] if shape is None else views[i][start:stop].reshape(shape)
                                 for i, start, stop, shape in self._slices])
+
+    def call_into_host(self):
+        """One call as :meth:`__call__`, its outputs copied into this program's own host
+        buffer (one copy of a few hundred bytes): returns the same tree of NumPy views
+        every call (:attr:`host_outputs`), overwritten by the next call. Building a tree
+        of views over a new result costs microseconds of Python per call (a view per leaf
+        and the tree); a caller that reads a step's outputs before the next call (or
+        copies them, as the step-wise engine's logs do) need not pay it."""
+        self._carry, outputs = self._compiled(self._constants, self._carry, self._call_inputs)
+        np.copyto(self._host_words, np.asarray(outputs))
+        return self.host_outputs
+
+    def _new_host_outputs(self) -> None:
+        """A host buffer of this program's own for :meth:`call_into_host`, and its views."""
+        host = np.zeros(self.outputs_layout.nbytes, np.uint8)
+        self._host_words = host.view(np.uint64)
+        #: the outputs' tree as views of the host buffer (:meth:`call_into_host` fills it)
+        self.host_outputs = self.outputs_layout.host_views(host)
 
     @property
     def carry(self):
@@ -406,6 +425,7 @@ class PackedProgram:
         other.__dict__.update(self.__dict__)
         other._call_inputs = self._call_inputs.copy()
         other.inputs = other._call_inputs[:self.inputs.shape[0]]
+        other._new_host_outputs()
         other.carry = tree
         return other
 

@@ -491,7 +491,7 @@ def _loop_parts(cfg, test, variant: str, repeats: int) -> dict:
     readings, ns_logs, ns_targets = [], [], []
     target = ns.initial_target()
     for k in range(n):  # the run's own readings, logs and estimates
-        reading = site.step(target)
+        reading = jax.tree_util.tree_map(np.copy, site.step(target))  # the site overwrites its reading next step
         readings.append(reading)
         target, ns_log = ns.step(reading.force, test.ground_accel[k])
         ns_targets.append(np.copy(target))

@@ -60,9 +60,10 @@ class VirtualSite:
     The call is a :class:`~rths_ident.packed_calls.PackedProgram`: the parameters and
     the state stay on the device as one byte vector each (the state's updated in place),
     the target (and, when paced, its arrival tick) goes in as one float64 vector, and the
-    log, the force and the estimate come back as one byte vector that the reading views
-    by name without copying (:attr:`log_dtype`, a NumPy structured dtype): the call
-    crosses three arguments and two results instead of the trees' ~90 leaves.
+    log, the force and the estimate come back as one byte vector, copied into the site's
+    own host buffer that the reading views by name (built once: every step returns the
+    same :class:`~rths_ident.protocols.SiteReading`, overwritten by the next step): the
+    call crosses three arguments and two results instead of the trees' ~90 leaves.
     """
 
     n_interface = 1
@@ -77,10 +78,16 @@ class VirtualSite:
         self._attach(self._program)
 
     def _attach(self, program: PackedProgram) -> None:
-        """Use ``program`` (and its input vector)."""
+        """Use ``program`` (its input vector, and its host outputs: the reading every
+        step returns, built once)."""
         self._program, self._inputs = program, program.inputs
         self._inputs[self.n_interface] = -1.0
-        self._last_log = None  # the last step's log (its last command is where a safe stop starts)
+        out = program.host_outputs
+        log, estimate = out["log"], out["estimate"]
+        self._reading = SiteReading(log["measured"][-1:], out["force"], log,
+                                    Estimate(estimate["theta"], estimate["relative_std"], estimate["converged"],
+                                             estimate["covariance_ok"]))
+        self._stepped = False  # whether a step ran (its last command is where a safe stop starts)
     @property
     def params(self) -> dict:
         """The fast side's parameters (NumPy copies of what the compiled call uses)."""
@@ -120,25 +127,23 @@ class VirtualSite:
         """One slow step towards ``target`` [m]. ``arrival_s``: in a paced run, when the
         target arrived after the step's window opened [s] (the NS's time); a
         predictor–corrector then predicts until that fast tick (and slows down after
-        0.6·Δt) instead of its configured arrival. The reading's arrays are views of the
-        call's result (one buffer per step)."""
+        0.6·Δt) instead of its configured arrival. The reading is the same object every
+        step, its arrays views of this site's output buffer: the next step overwrites
+        them (copy what you keep; the step-wise engine copies each step into its logs)."""
         inputs = self._inputs
         inputs[0] = target[0] if np.ndim(target) else target
         if arrival_s is None:
             inputs[1] = -1.0
         else:
             inputs[1] = min(max(math.ceil(arrival_s * self.side.fast_rate - 1e-9), 0), self.side.ratio - 1)
-        out = self._program()
-        log = self._last_log = out["log"]
-        estimate = out["estimate"]
-        return SiteReading(log["measured"][-1:], out["force"], log,
-                           Estimate(estimate["theta"], estimate["relative_std"], estimate["converged"],
-                                    estimate["covariance_ok"]))
+        self._program.call_into_host()
+        self._stepped = True
+        return self._reading
 
     @property
     def last_command(self) -> float:
         """The actuator command at the end of the last slow step [m] (0 before any)."""
-        return 0.0 if self._last_log is None else float(self._last_log["command"][-1])
+        return float(self._reading.log["command"][-1]) if self._stepped else 0.0
 
     def safe_stop(self, last_target, dt_slow: float, policy) -> dict:
         """Hold the actuator's last command, then ramp it to zero, bypassing the rate

@@ -142,9 +142,9 @@ def _bring_to_rest(site, last_target, dt: float, policy: SafeStop) -> RestResult
             raise ValueError("the slow step Δt is unknown")
         per_step, force = [], None
         for target in policy.targets(last_target, dt):
-            reading = site.step(target)
-            per_step.append(reading.log)
-            force = reading.force
+            reading = site.step(target)  # copied: a site may return views it overwrites next step
+            per_step.append(jax.tree_util.tree_map(np.array, reading.log))
+            force = np.array(reading.force)
         logs = jax.tree_util.tree_map(lambda *xs: np.stack(xs), *per_step)
         if force is not None and not np.all(np.isfinite(np.asarray(force, dtype=float))):
             raise FloatingPointError("the site's state is not finite")
