@@ -200,6 +200,30 @@ def test_the_screened_monitor_trips_as_the_numpy_path(limits):
     assert trips > 20
 
 
+def test_the_screen_sends_what_it_cannot_decide_to_the_numpy_path():
+    """Finite values whose sum overflows (|x| near 1e308, limits off) and a non-finite
+    estimate or target: the screen cannot say "nothing trips", the NumPy path decides —
+    no trip for the huge finite values (as the NumPy path alone), the same trips for the
+    rest, and the same state (last command, measured tail) as the NumPy path's."""
+    huge = np.array([1.5e308, 1.6e308, -1.7e308, 1.7e308, 1.0e308, 0.0, 1.7e308, 1.7e308, 1.7e308, 1.7e308])
+    fast, slow = InterlockMonitor(Interlocks(), DT_SLOW, samples_per_step=RATIO), _NumPyOnly(
+        Interlocks(), DT_SLOW, samples_per_step=RATIO)
+    for k in range(3):
+        log = _log(command=huge * ((k + 1) / 3), measured=huge[::-1], force=huge)
+        assert fast.check_site_log(log, k) is None and slow.check_site_log(log, k) is None
+        assert fast._last_command == slow._last_command == log["command"][-1]
+        assert list(fast._measured_tail) == list(slow._measured_tail)
+        assert fast.check_estimate(Estimate(huge[:3], np.zeros(3), True, True), k) is None
+        assert fast.check_ns(huge[:1], {"displacement": huge[1:4]}, k) is None
+    for monitor in (fast, slow):
+        trip = monitor.check_estimate(Estimate(np.array([1.0, np.inf]), np.zeros(2), True, np.asarray(True)), 3)
+        assert trip.name == "identifier_divergence" and "θ[1] not finite" in trip.message()
+        trip = monitor.check_estimate(Estimate(np.array([1.0, 2.0]), np.zeros(2), True, False), 4)
+        assert trip.name == "identifier_divergence" and "covariance" in trip.message()
+        trip = monitor.check_ns(np.array([np.nan]), None, 5)
+        assert trip.name == "ns_divergence" and "next target not finite" in trip.message()
+
+
 def _step_by_step(monitor, samples, first_step=0):
     for k in range(first_step, samples["command"].shape[0]):
         trip = monitor.check_site_log({key: value[k] for key, value in samples.items()}, k)

@@ -183,9 +183,33 @@ def physical_bounds(model_params_class, names, initial_values, factor: float) ->
     return np.array(lower), np.array(upper)
 
 
+_FLOAT64 = np.dtype(np.float64)
+
+
+def _floats(values) -> list:
+    """``values`` flattened to Python floats (the float64 values exactly); a float64
+    NumPy array (a site's or a substructure's log) without a conversion first."""
+    if type(values) is np.ndarray and values.dtype is _FLOAT64:
+        return values.ravel().tolist()
+    return np.asarray(values, dtype=float).ravel().tolist()
+
+
 def _all_within(values: list, limit: float) -> bool:
-    """Every value finite and |value| ≤ ``limit`` (Python floats)."""
-    return all(abs(value) <= limit and abs(value) != math.inf for value in values)
+    """Every value finite and |value| ≤ ``limit`` (Python floats; none: True). A screen:
+    True says exactly that; False may also be said of finite values within the limit
+    whose sum overflows (magnitudes near 1e308, only when the limit is off), and the
+    caller's NumPy path then decides."""
+    return not values or (math.isfinite(sum(values)) and max(values) <= limit and -limit <= min(values))
+
+
+def _is_true(flag) -> bool:
+    """``bool(np.all(flag))`` — a Python bool or a 0-d NumPy boolean without the
+    reduction."""
+    if flag is True or flag is False:
+        return flag
+    if type(flag) is np.ndarray and flag.ndim == 0:
+        return bool(flag)
+    return bool(np.all(np.asarray(flag)))
 
 
 def _first_over(values: np.ndarray, limit: float) -> int | None:
@@ -218,7 +242,7 @@ class InterlockMonitor:
         self._window = max(1, int(round(interlocks.tracking_window / self.dt_sample)))
         self._errors = np.zeros(0)  # the last window − 1 errors |x_t − x_m|
         self._span = max(1, int(round(interlocks.velocity_span / self.dt_sample)))
-        self._measured_tail = np.zeros(0)  # the last span measured samples
+        self._measured_tail: list = []  # the last span measured samples (Python floats)
         self._last_command: float | None = None
         self._now: float | None = None  # the test time a site gave with its log
         self.trip: Trip | None = None
@@ -254,8 +278,9 @@ class InterlockMonitor:
         lim = self.interlocks
         if math.isfinite(lim.tracking_error) and "target" in log and "measured" in log:
             return False
-        command, measured, force = (np.asarray(log[key], dtype=float).ravel().tolist() if key in log else None
-                                    for key in ("command", "measured", "force"))
+        command = _floats(log["command"]) if "command" in log else None
+        measured = _floats(log["measured"]) if "measured" in log else None
+        force = _floats(log["force"]) if "force" in log else None
         dt = self.dt_sample
         last_command = tail = None
         if command is not None:
@@ -272,12 +297,12 @@ class InterlockMonitor:
             if not measured or not _all_within(measured, lim.measured_stroke):
                 return False
             if math.isfinite(lim.measured_velocity):
-                history, span = self._measured_tail.tolist() + measured, self._span
+                history, span = self._measured_tail + measured, self._span
                 limit, interval = lim.measured_velocity, span * dt
                 for i in range(span, len(history)):
                     if not abs(history[i] - history[i - span]) / interval <= limit:
                         return False
-                tail = np.array(history[-span:])
+                tail = history[-span:]
         if force is not None and not (force and _all_within(force, lim.force)):
             return False
         if last_command is not None:
@@ -296,7 +321,7 @@ class InterlockMonitor:
         if command is not None and command.size:
             self._last_command = float(command[-1])
         if measured is not None:
-            self._measured_tail = measured[-self._span:].copy()
+            self._measured_tail = measured[-self._span:].tolist()
             if target is not None:
                 errors = np.abs(target - measured)
                 self._errors = errors[-(self._window - 1):] if self._window > 1 else errors[:0]
@@ -369,7 +394,7 @@ class InterlockMonitor:
                     if i is not None:
                         return self._trip("measured_velocity", speed[i], lim.measured_velocity, step,
                                           f"over {self._span} samples")
-                self._measured_tail = history[-self._span:]
+                self._measured_tail = history[-self._span:].tolist()
         if force is not None:
             trip = self._peak("force", force, lim.force, step)
             if trip:
@@ -401,9 +426,9 @@ class InterlockMonitor:
     def check_ns(self, next_target, ns_log: dict | None, step: int) -> Trip | None:
         """The NS's next target and its logged response (displacements)."""
         bound = self.interlocks.ns_displacement
-        if _all_within(np.asarray(next_target, dtype=float).ravel().tolist(), bound) and not (
+        if _all_within(_floats(next_target), bound) and not (
                 isinstance(ns_log, dict) and "displacement" in ns_log
-                and not _all_within(np.asarray(ns_log["displacement"], dtype=float).ravel().tolist(), bound)):
+                and not _all_within(_floats(ns_log["displacement"]), bound)):
             return None  # all finite and within the bound (Python floats; below, where and what)
         arrays = [("next target", np.asarray(next_target, dtype=float).reshape(-1))]
         if isinstance(ns_log, dict) and "displacement" in ns_log:
@@ -427,11 +452,12 @@ class InterlockMonitor:
         """The online identifier's estimate (:class:`~rths_ident.protocols.Estimate`)."""
         if estimate is None or not self.interlocks.identifier:
             return None
+        values = _floats(estimate.theta)
+        if not values:
+            return None
+        if self._estimate_clear(values, getattr(estimate, "covariance_ok", True)):
+            return None
         theta = np.asarray(estimate.theta, dtype=float).reshape(-1)
-        if theta.size == 0:
-            return None
-        if self._estimate_clear(theta.tolist(), getattr(estimate, "covariance_ok", True)):
-            return None
         label = lambda i: names[i] if i < len(names) else f"θ[{i}]"  # noqa: E731
         bad = np.flatnonzero(~np.isfinite(theta))
         if bad.size:
@@ -453,10 +479,11 @@ class InterlockMonitor:
 
     def _estimate_clear(self, theta: list, covariance_ok) -> bool:
         """Whether :meth:`check_estimate` finds nothing (Python floats): θ̂ finite, the
-        covariance positive definite, θ̂ within its physical range."""
-        if not all(math.isfinite(value) for value in theta):
+        covariance positive definite, θ̂ within its physical range. A screen: False may
+        also be said of a finite θ̂ whose sum overflows (the NumPy path then decides)."""
+        if not math.isfinite(sum(theta)):
             return False
-        if not bool(np.all(np.asarray(covariance_ok))):
+        if not _is_true(covariance_ok):
             return False
         if self._bounds_lists is not None:
             lower, upper = self._bounds_lists

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import math
 import threading
 import time as _time
 from collections.abc import Mapping
@@ -280,17 +281,27 @@ def virtual_site(test: HybridTest) -> VirtualSite:
     return site.restarted(initial_fast_state(test.fast_side, test.seed))
 
 
+def _flat_list(values) -> list:
+    """``values`` flattened to a list of Python numbers (a NumPy array's without
+    ``np.ravel``'s conversion)."""
+    return (values.ravel() if isinstance(values, (np.ndarray, np.generic)) else np.ravel(values)).tolist()
+
+
 def _limit_check(slow_rate: float):
     """What stops the step-wise loop after a step: an actuator limit, or an identifier
     whose estimate is no longer finite (it diverged: nothing it says can be trusted, and a
     test that goes on without it is another test)."""
     def check(log, k):
+        # plain Python first (a NumPy reduction costs a microsecond or more each): any
+        # nonzero code; a finite sum has only finite terms (else NumPy decides)
         limit = log["fast"]["limit"]
-        if limit.any():
+        if any(_flat_list(limit)):
             return (f"actuator limit exceeded (code {int(np.max(limit))}) in slow step {k} "
                     f"(t = {(k + 1) / slow_rate:.3f} s)")
-        estimate = log.get("update", {}).get("estimate")
-        if estimate is not None and not np.all(np.isfinite(estimate)):
+        update = log["update"] if "update" in log else None
+        estimate = update["estimate"] if update is not None and "estimate" in update else None
+        if (estimate is not None and not math.isfinite(sum(_flat_list(estimate)))
+                and not np.all(np.isfinite(estimate))):
             values = ", ".join(f"{v:.6g}" for v in np.ravel(estimate))
             return (f"the online identifier diverged: its estimate is not finite ({values}) in slow step {k} "
                     f"(t = {(k + 1) / slow_rate:.3f} s)")

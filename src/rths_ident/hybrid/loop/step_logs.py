@@ -109,6 +109,9 @@ class StepRow(Mapping):
             return StepRow(value, self._k)
         return value[self._k]
 
+    def __contains__(self, key) -> bool:
+        return key in self._node
+
     def __iter__(self):
         return iter(self._node)
 
