@@ -205,3 +205,32 @@ def test_solve_exchanges_rows_batches_and_falls_back_above_the_bound(rng):
     np.testing.assert_allclose(sl.solve(A, b), np.linalg.solve(A, b), rtol=1e-13)
     with pytest.raises(ValueError, match="solve"):
         sl.solve(np.ones((3, 3)), np.ones(2))
+
+
+def test_written_out_max_all_any_and_argmin_equal_numpy_without_a_reduction(rng):
+    """largest, all_of, any_of and first_argmin over short axes equal NumPy's max, all,
+    any and argmin (NaN included: max gives NaN, argmin the first NaN; ties: the first
+    index), and compile without an XLA reduce (each costs buffers on every call)."""
+    import jax  # noqa: PLC0415
+
+    x = rng.normal(size=(6, 27))
+    x[1, 5] = x[1, 3] = -9.0  # a tie: the first wins
+    x[2, 7], x[2, 4] = np.nan, np.nan  # NaNs: the first NaN is argmin's, max is NaN
+    x[3, :] = 0.0
+    flags = rng.random(size=(6, 27)) < 0.5
+    flags[4, :], flags[5, :] = True, False
+    with np.errstate(invalid="ignore"):
+        expected_max = np.max(x, axis=1)
+    fns = (lambda x, f: sl.largest(x, axis=1), lambda x, f: sl.all_of(f, axis=1),
+           lambda x, f: sl.any_of(f, axis=1), lambda x, f: sl.first_argmin(x))
+    for fn, expected in zip(fns, (expected_max, np.all(flags, axis=1), np.any(flags, axis=1))):
+        np.testing.assert_array_equal(np.asarray(fn(x, flags)), expected)
+    index, value = sl.first_argmin(x)
+    np.testing.assert_array_equal(np.asarray(index), np.argmin(x, axis=1))
+    np.testing.assert_array_equal(np.asarray(value), x[np.arange(6), np.argmin(x, axis=1)])
+    for fn in fns:
+        assert " reduce(" not in jax.jit(fn).lower(x, flags).compile().as_text()
+    longer = rng.normal(size=(2, sl.MAX_WRITTEN_OUT + 1))  # beyond: jnp's reductions, the same numbers
+    np.testing.assert_array_equal(np.asarray(sl.largest(longer)), np.max(longer, axis=-1))
+    np.testing.assert_array_equal(np.asarray(sl.first_argmin(longer)[0]), np.argmin(longer, axis=-1))
+

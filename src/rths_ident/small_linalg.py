@@ -9,7 +9,11 @@ fuses them with their neighbours — and give the same values as ``@`` up to the
 of the additions (rounding). Leading axes broadcast (batches, ``vmap``). A sum over an
 axis of at most :data:`MAX_UNROLLED_SIZE` entries is written out as additions
 (:func:`summed`), not an XLA ``reduce``: a compiled call sets up buffers for every
-reducer computation on every call (:mod:`rths_ident.packed_calls`).
+reducer computation on every call (:mod:`rths_ident.packed_calls`). For the same reason
+max, all, any and argmin over axes of up to :data:`MAX_WRITTEN_OUT` entries are written
+out as comparisons and selects (:func:`largest`, :func:`all_of`, :func:`any_of`,
+:func:`first_argmin`: no rounding, so the same results as the reductions; the QP
+projection of the LuGre identifier uses them).
 
 :func:`cholesky`, :func:`solve_lower`, :func:`solve_lower_transposed` and
 :func:`cho_solve` do the same for the factorisations of small filters (the joint UKF's
@@ -23,19 +27,65 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 
+def _written_out(x, axis: int, combine, reduce, largest_size: int):
+    """``combine`` folded over ``axis`` of x, left to right, for an axis of at most
+    ``largest_size`` entries; ``reduce(x, axis=axis)`` (an XLA ``reduce``) otherwise."""
+    x = jnp.asarray(x)
+    n = x.shape[axis]
+    if n == 0 or n > largest_size:
+        return reduce(x, axis=axis)
+    total = jnp.take(x, 0, axis=axis)
+    for k in range(1, n):
+        total = combine(total, jnp.take(x, k, axis=axis))
+    return total
+
+
 def summed(x, axis: int = -1):
     """Σ over ``axis`` of x: for a short axis (≤ :data:`MAX_UNROLLED_SIZE`) written out as
     additions, left to right, instead of an XLA ``reduce`` (each ``reduce`` brings its own
     small reducer computation, and XLA:CPU sets up a buffer per value of every such
     computation on every call of a program: :mod:`rths_ident.packed_calls`)."""
+    return _written_out(x, axis, jnp.add, jnp.sum, MAX_UNROLLED_SIZE)
+
+
+#: comparisons and logical folds (no rounding: any order gives the same result) are
+#: written out over axes of up to this many entries
+MAX_WRITTEN_OUT = 32
+
+
+def largest(x, axis: int = -1):
+    """max over ``axis`` of x (``jnp.max``: a NaN gives NaN) as ``jnp.maximum`` of its
+    entries for an axis of ≤ :data:`MAX_WRITTEN_OUT` entries (no XLA ``reduce``:
+    :func:`summed`)."""
+    return _written_out(x, axis, jnp.maximum, jnp.max, MAX_WRITTEN_OUT)
+
+
+def all_of(x, axis: int = -1):
+    """``jnp.all`` over ``axis`` as ``&`` of its entries (≤ :data:`MAX_WRITTEN_OUT`)."""
+    return _written_out(jnp.asarray(x, dtype=bool), axis, jnp.logical_and, jnp.all, MAX_WRITTEN_OUT)
+
+
+def any_of(x, axis: int = -1):
+    """``jnp.any`` over ``axis`` as ``|`` of its entries (≤ :data:`MAX_WRITTEN_OUT`)."""
+    return _written_out(jnp.asarray(x, dtype=bool), axis, jnp.logical_or, jnp.any, MAX_WRITTEN_OUT)
+
+
+def first_argmin(x):
+    """(index, value) of the smallest entry of the last axis of x, the first one where
+    several are equal and the first NaN if any (``jnp.argmin``'s choice), written out as
+    comparisons and selects for ≤ :data:`MAX_WRITTEN_OUT` entries (a variadic XLA
+    ``reduce`` otherwise)."""
     x = jnp.asarray(x)
-    n = x.shape[axis]
-    if n == 0 or n > MAX_UNROLLED_SIZE:
-        return jnp.sum(x, axis=axis)
-    total = jnp.take(x, 0, axis=axis)
+    n = x.shape[-1]
+    if n == 0 or n > MAX_WRITTEN_OUT:
+        index = jnp.argmin(x, axis=-1)
+        return index, jnp.take_along_axis(x, index[..., None], axis=-1)[..., 0]
+    best, index = x[..., 0], jnp.zeros(x.shape[:-1], dtype=int)
     for k in range(1, n):
-        total = total + jnp.take(x, k, axis=axis)
-    return total
+        value = x[..., k]
+        take = (value < best) | (jnp.isnan(value) & ~jnp.isnan(best))
+        best, index = jnp.where(take, value, best), jnp.where(take, k, index)
+    return index, best
 
 
 def vdot(x, y):
@@ -109,7 +159,7 @@ def cholesky(A):
                        axis=-2)
     # LAPACK's potrf (as JAX calls it) fails on a pivot ≤ 0; a NaN pivot is not caught
     # there but propagates to the entries that depend on it, as it does here
-    positive = ~jnp.any(jnp.stack(pivots, axis=-1) <= 0.0, axis=-1)
+    positive = ~any_of(jnp.stack(pivots, axis=-1) <= 0.0, axis=-1)
     lower = jnp.tril(jnp.ones((n, n), dtype=bool))
     return jnp.where(positive[..., None, None] | ~lower, factor, jnp.nan)
 
@@ -195,4 +245,5 @@ def is_positive_definite(A):
     """Whether the symmetric part of A (…, n, n) is positive definite: its Cholesky
     factor (:func:`cholesky`) exists and is finite. A traced boolean (…,)."""
     factor = cholesky(A)
-    return jnp.all(jnp.isfinite(factor), axis=(-2, -1))
+    finite = jnp.isfinite(factor)
+    return all_of(finite.reshape(*finite.shape[:-2], -1), axis=-1)

@@ -306,7 +306,7 @@ def _initial_covariance_diagonal(params: LuGreIdentifierParams):
 def _constrained_params(params: LuGreIdentifierParams) -> _qp.ConstrainedRLSParams:
     """Constrained-RLS configuration on the normalised parameters (box only)."""
     rls_params = _rls.RLSParams(forgetting=params.forgetting,
-                                trace_cap=params.trace_cap * jnp.sum(_initial_covariance_diagonal(params)) / 3.0)
+                                trace_cap=params.trace_cap * sl.summed(_initial_covariance_diagonal(params)) / 3.0)
     return _qp.ConstrainedRLSParams(
         rls=rls_params,
         lower=jnp.full((3,), params.lower_ratio, dtype=jnp.float64),
@@ -439,11 +439,11 @@ def step(params: LuGreIdentifierParams, state: LuGreIdentifierState, inputs: Ide
     force_prediction = sl.vdot(theta, psi) + known  # Eq. 4.21
 
     # convergence flag: stayed within ±band of an anchor for hold_time after yield
-    left_band = jnp.any(jnp.abs(rls_state.theta - state.band_anchor) > params.convergence_band)
+    left_band = sl.any_of(jnp.abs(rls_state.theta - state.band_anchor) > params.convergence_band)
     band_anchor = jnp.where(left_band, rls_state.theta, state.band_anchor)
     time_in_band = jnp.where(left_band | ~yielded, 0.0, state.time_in_band + dt)
     time = state.time + dt
-    confident = jnp.trace(rls_state.covariance) <= params.covariance_fraction * jnp.sum(
+    confident = jnp.trace(rls_state.covariance) <= params.covariance_fraction * sl.summed(
         _initial_covariance_diagonal(params))
     converged = yielded & (time_in_band >= params.hold_time) & confident
     converged_at = jnp.where(converged & jnp.isnan(state.converged_at), time, state.converged_at)
@@ -490,7 +490,7 @@ def estimate(params: LuGreIdentifierParams, state: LuGreIdentifierState) -> Esti
     and converged = yielded ∧ every relative std ≤ ``converged_relative_std``."""
     lugre = _lugre_params(params, state.rls.theta * params.theta_reference)
     _, _, relative_std = confidence(params, state)
-    converged = state.yielded & jnp.all(relative_std <= params.converged_relative_std)
+    converged = state.yielded & sl.all_of(relative_std <= params.converged_relative_std)
     return Estimate(jnp.stack([lugre.sigma0, lugre.Fc, lugre.sigma3]), relative_std, converged,
                     sl.is_positive_definite(state.rls.covariance))
 

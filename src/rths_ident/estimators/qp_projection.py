@@ -145,7 +145,7 @@ def _make_projection(n_general: int):
     enumerate every step."""
 
     def single(theta_hat, P, G, h, lower, upper):
-        feasible = jnp.all(sl.matvec(G, theta_hat) <= h)
+        feasible = sl.all_of(sl.matvec(G, theta_hat) <= h)
 
         def two_stages():
             theta_one, found = _one_constraint_projection(theta_hat, P, G, h, lower, upper)
@@ -257,11 +257,11 @@ def _candidates(theta_hat, P, G, h, row_norm, idx, held):
     cand = jnp.where(on_upper, h[:n], jnp.where(on_lower, -h[n:2 * n], cand))
     # a negative multiplier μ_i would let the objective drop by releasing constraint i;
     # |μ_i|·‖G_i‖_P is that move as a P⁻¹-distance
-    dual_violation = jnp.max(jnp.where(held, jnp.maximum(-mu, 0.0) * row_norm[idx], 0.0), axis=1)
+    dual_violation = sl.largest(jnp.where(held, jnp.maximum(-mu, 0.0) * row_norm[idx], 0.0), axis=1)
     gap = sl.matvec(G, cand) - h  # (C, m); rows with infinite h give -inf
-    primal_violation = jnp.max(jnp.where(gap > 0.0, gap / row_norm, 0.0), axis=1)
+    primal_violation = sl.largest(jnp.where(gap > 0.0, gap / row_norm, 0.0), axis=1)
     score = jnp.maximum(primal_violation, dual_violation)
-    finite = jnp.all(jnp.isfinite(cand), axis=1) & jnp.isfinite(score)
+    finite = sl.all_of(jnp.isfinite(cand), axis=1) & jnp.isfinite(score)
     return cand, jnp.where(finite, score, jnp.inf)
 
 
@@ -292,8 +292,8 @@ def _one_constraint_projection(theta_hat, P, G, h, lower, upper):
     finite_h = jnp.isfinite(h)
     scale = jnp.where(finite_h, (sl.matvec(jnp.abs(G), jnp.abs(theta_hat)) + jnp.where(finite_h, jnp.abs(h), 0.0))
                       / row_norm, 0.0)
-    best = jnp.argmin(score)
-    found = score[best] <= KKT_TOLERANCE * (1.0 + jnp.max(scale))
+    best, best_score = sl.first_argmin(score)
+    found = best_score <= KKT_TOLERANCE * (1.0 + sl.largest(scale))
     return jnp.clip(cand[best], lower, upper), found
 
 
@@ -303,7 +303,7 @@ def _enumerate_active_sets(theta_hat, P, G, h, lower, upper, n_general):
     so the identifier's loop compiles fast)."""
     idx, held = _padded_candidate_sets(theta_hat.shape[0], n_general)
     thetas, scores = _candidates(theta_hat, P, G, h, _row_norms(P, G), idx, held)
-    best = jnp.argmin(scores)  # the KKT point (violation ~ round-off)
+    best, _ = sl.first_argmin(scores)  # the KKT point (violation ~ round-off)
     return jnp.clip(thetas[best], lower, upper)
 
 
