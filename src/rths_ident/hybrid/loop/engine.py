@@ -340,9 +340,11 @@ def run_stepwise(site, ns, ground_accel_slow, *, updater: ModelUpdater | GuardsU
                     applied = updater.step(reading.estimate, k)
                     store("update", k, updater.log)
                 ns_start, in_ns = clock(), True  # the substructure's share: the update it takes, and its step
+                # the substructure gets copies: the site's reading is overwritten by its next step,
+                # and a substructure may keep what it is given (OpenSeesSubstructure keeps the feedback)
                 if applied:
-                    ns.apply_parameters(reading.estimate.theta)
-                next_target, ns_log = ns.step(reading.force, ground_accel_slow[k])
+                    ns.apply_parameters(np.array(reading.estimate.theta))
+                next_target, ns_log = ns.step(np.array(reading.force), ground_accel_slow[k])
                 ns_end = clock()
                 store("ns", k, ns_log)
             except LoopAborted:
