@@ -23,7 +23,6 @@ from rths_ident.errors import ParameterError
 
 def _serve_ns(args: argparse.Namespace) -> int:
     from rths_ident import extras  # noqa: PLC0415
-    from rths_ident.transport.ns_server import NSServer  # noqa: PLC0415
 
     extras.require_opensees("serve ns")  # every NS it serves is an OpenSeesPy model
     if not args.timeout > 0:

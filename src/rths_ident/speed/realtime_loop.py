@@ -565,8 +565,6 @@ def _loop_parts(cfg, test, variant: str, repeats: int) -> dict:
 def run(repeats: int = 3, duration: float = 4.0, padding: float = 1.0, cases=CASES) -> dict:
     """The paced loop and the per-part cost of a slow step at 1024/4096 Hz for each case
     (module doc); ``duration`` s of record after ``padding`` s of zeros (the start-up)."""
-    from rths_ident.hybrid.loop.assembled import run_loop  # noqa: PLC0415
-
     out: dict = {"slow_rate_hz": RATES["slow_rate"], "fast_rate_hz": RATES["fast_rate"], "duration_s": duration,
                  "padding_s": padding, "repeats": repeats, "cases": {},
                  "load_average": {"before": list(os.getloadavg())}}
