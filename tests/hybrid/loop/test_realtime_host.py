@@ -2,14 +2,18 @@
 busy-wait tail sized from it, and the real-time settings restored after the block."""
 
 import contextlib
+import glob
 import os
+import struct
 import sys
+import time
 import threading
 
 import numpy as np
 import pytest
 
-from rths_ident.hybrid.loop.realtime_host import (MIN_SPIN_S, JitterReport, RealTimeHost, measure_jitter,
+from rths_ident.hybrid.loop.realtime_host import (CPU_LATENCY_FILE, MIN_SPIN_S, JitterReport, RealTimeHost,
+                                                  measure_jitter,
                                                   measure_running_gaps, spin_tail)
 
 
@@ -213,3 +217,49 @@ def test_the_jitter_report_counts_the_spinning_threads_gaps_and_says_when_they_e
 def test_a_real_spin_loses_no_more_than_it_spun():
     spun, gaps = measure_running_gaps(seconds=0.05)
     assert 0.05 <= spun < 5.0 and np.all(gaps >= 20e-6) and gaps.sum() <= spun
+
+
+def _cpu_latency_limit_us() -> int:
+    """The system-wide CPU latency limit as the kernel aggregates every open request
+    (reading the PM QoS file returns it)."""
+    with open(CPU_LATENCY_FILE, "rb") as qos:
+        return struct.unpack("=i", qos.read(4))[0]
+
+
+def _halts() -> int:
+    """How many times the CPUs entered an idle state other than polling (the kernel's
+    cpuidle counters)."""
+    total = 0
+    for state in glob.glob("/sys/devices/system/cpu/cpu[0-9]*/cpuidle/state[0-9]*"):
+        with open(f"{state}/name") as name:
+            if name.read().strip() == "POLL":
+                continue
+        with open(f"{state}/usage") as usage:
+            total += int(usage.read())
+    return total
+
+
+@pytest.mark.skipif(not os.access(CPU_LATENCY_FILE, os.R_OK | os.W_OK), reason="needs access to the PM QoS file")
+def test_idle_cpus_poll_inside_the_block_and_halt_again_after_it_also_after_a_fault():
+    """Inside the block the kernel's aggregate CPU latency limit read back is 0 µs and no
+    CPU enters a halting idle state (its cpuidle counters stand still); after the block —
+    left by a fault — the limit is back to what it was."""
+    before = _cpu_latency_limit_us()
+    assert before > 0  # nothing else holds a 0 µs request (the test would prove nothing)
+    with pytest.raises(RuntimeError, match="inside"):
+        with RealTimeHost(idle_poll=True) as settings:
+            assert settings.idle_poll and "idle CPUs polling" in settings.describe()
+            assert _cpu_latency_limit_us() == 0
+            halts = _halts()
+            time.sleep(0.3)  # idle: the CPUs poll
+            assert _halts() == halts
+            raise RuntimeError("a fault inside the block")
+    assert _cpu_latency_limit_us() == before
+
+
+def test_idle_polling_refused_is_said_with_the_file_and_nothing_held(tmp_path):
+    missing = str(tmp_path / "no-such-qos-file")
+    with RealTimeHost(idle_poll=True, cpu_latency_file=missing) as settings:
+        assert not settings.idle_poll and ", idle CPUs polling" not in settings.describe()
+        assert any(note.startswith(f"idle CPUs polling refused ({missing}: No such file or directory")
+                   for note in settings.notes)

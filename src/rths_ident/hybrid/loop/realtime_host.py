@@ -26,6 +26,15 @@ what it got:
   loop gets it back within that interval;
 * the **garbage collector** is the pacer's (:meth:`RealTimePacer.start`: collected, frozen,
   paused);
+* **idle CPUs poll** (``idle_poll``, on by default): a CPU latency request of 0 µs is held
+  open on ``/dev/cpu_dma_latency`` (Linux's PM QoS interface; the request ends when the
+  file is closed, also when the process dies), so the kernel's idle loop polls instead of
+  halting the CPU between the loop's windows. A halted CPU waits for an interrupt to run
+  the loop again; in a virtual machine a halt hands the virtual CPU back to the
+  hypervisor, which must schedule it again at the next window — late when the host is
+  busy (the wake-ups several milliseconds late that a guest's steal counter shows). The
+  cost: every CPU runs at full power while a paced run lasts. Refused without write
+  access to the file (root, or a udev rule giving the lab's group ``rw``): said;
 * **memory locked** (``lock_memory``): ``mlockall(MCL_CURRENT | MCL_FUTURE)``, so that no
   page the loop touches is reclaimed and faulted back in mid-step (refused without
   ``CAP_IPC_LOCK`` or a large enough ``ulimit -l``: said); ``munlockall`` at the end;
@@ -36,7 +45,7 @@ what it got:
   of the process but the loop and what it waits for runs on the loop's CPU, nor counts
   against that CPU's real-time budget.
 
-These two are off by default (:data:`LOCK_MEMORY`, :data:`MOVE_OTHER_THREADS`): on a shared
+The last two are off by default (:data:`LOCK_MEMORY`, :data:`MOVE_OTHER_THREADS`): on a shared
 2-core virtual machine each made the paced loop's p99 and its misses worse in alternated
 A/B runs (docs/hybrid/realtime.md says why).
 
@@ -62,6 +71,7 @@ import ctypes.util
 import dataclasses
 import math
 import os
+import struct
 import sys
 import threading
 import time
@@ -69,7 +79,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["FIFO_PRIORITY", "NICE_FALLBACK", "SWITCH_INTERVAL_S", "LOCK_MEMORY", "MOVE_OTHER_THREADS",
+__all__ = ["FIFO_PRIORITY", "NICE_FALLBACK", "SWITCH_INTERVAL_S", "LOCK_MEMORY", "MOVE_OTHER_THREADS", "IDLE_POLL",
+           "CPU_LATENCY_FILE",
            "COMPUTE_THREAD_NAMES", "HostSettings", "RealTimeHost", "JitterReport", "measure_jitter",
            "measure_running_gaps", "spin_tail",
            "compute_threads", "other_threads", "lower_this_thread"]
@@ -92,6 +103,10 @@ RUNNING_GAP_S = 20e-6
 LOCK_MEMORY = False
 #: whether a paced run moves the process's other threads off the loop's CPU by default
 MOVE_OTHER_THREADS = False
+#: whether a paced run keeps idle CPUs polling (a 0 µs CPU latency request) by default
+IDLE_POLL = True
+#: Linux's CPU latency request (PM QoS): a native int32 of µs written to it holds while open
+CPU_LATENCY_FILE = "/dev/cpu_dma_latency"
 
 _PR_SET_TIMERSLACK, _PR_GET_TIMERSLACK = 29, 30
 _MCL_CURRENT, _MCL_FUTURE = 1, 2
@@ -124,6 +139,7 @@ class HostSettings:
     memory_locked: bool = False  # mlockall(MCL_CURRENT | MCL_FUTURE) granted
     other_threads_moved: int = 0  # the process's other threads pinned off the loop's CPU
     other_cpus: list | None = None  # where they run
+    idle_poll: bool = False  # a 0 µs CPU latency request held: idle CPUs poll instead of halting
     notes: list = dataclasses.field(default_factory=list)  # what was refused, and why
 
     def describe(self) -> str:
@@ -132,6 +148,8 @@ class HostSettings:
                 f"switch interval {1e6 * (self.switch_interval_s or 0):.0f} µs")
         if self.compute_threads:
             text += f", {self.compute_threads} XLA worker threads with the loop"
+        if self.idle_poll:
+            text += ", idle CPUs polling"
         if self.memory_locked:
             text += ", memory locked"
         if self.other_cpus is not None:
@@ -147,10 +165,12 @@ class RealTimeHost:
 
     def __init__(self, enabled: bool = True, fifo_priority: int = FIFO_PRIORITY, nice: int = NICE_FALLBACK,
                  switch_interval_s: float = SWITCH_INTERVAL_S, pin: bool = True, lock_memory: bool = LOCK_MEMORY,
-                 move_other_threads: bool = MOVE_OTHER_THREADS):
+                 move_other_threads: bool = MOVE_OTHER_THREADS, idle_poll: bool = IDLE_POLL,
+                 cpu_latency_file: str = CPU_LATENCY_FILE):
         self.enabled, self.fifo_priority, self.nice = enabled, int(fifo_priority), int(nice)
         self.switch_interval_s, self.pin = float(switch_interval_s), pin
         self.lock_memory, self.move_other_threads = lock_memory, move_other_threads
+        self.idle_poll, self.cpu_latency_file = idle_poll, cpu_latency_file
         self.settings = HostSettings()
         self._allowed: list[int] = []
         self._restore: list[Callable[[], None]] = []
@@ -164,6 +184,8 @@ class RealTimeHost:
         self._schedule(settings)
         self._timer_slack(settings)
         self._raise_compute_threads(settings)
+        if self.idle_poll:
+            self._hold_idle_poll(settings)
         if self.move_other_threads:
             self._move_other_threads(settings)
         if self.lock_memory:
@@ -270,6 +292,24 @@ class RealTimeHost:
             _OTHER_CPUS = previous
 
         self._restore.append(forget)
+
+    def _hold_idle_poll(self, settings: HostSettings) -> None:
+        """A 0 µs CPU latency request held open on :attr:`cpu_latency_file` (module doc);
+        closing the file ends it."""
+        try:
+            fd = os.open(self.cpu_latency_file, os.O_WRONLY)
+        except OSError as error:
+            settings.notes.append(f"idle CPUs polling refused ({self.cpu_latency_file}: {error.strerror}; needs "
+                                  "root or write access to it)")
+            return
+        try:
+            os.write(fd, struct.pack("=i", 0))  # µs, a native int32
+        except OSError as error:
+            os.close(fd)
+            settings.notes.append(f"idle CPUs polling refused ({self.cpu_latency_file}: {error.strerror})")
+            return
+        settings.idle_poll = True
+        self._restore.append(lambda: os.close(fd))
 
     def _lock_memory(self, settings: HostSettings) -> None:
         """``mlockall(MCL_CURRENT | MCL_FUTURE)``, undone by ``munlockall`` (module doc)."""
