@@ -265,3 +265,45 @@ def test_call_into_host_returns_the_same_views_with_what_a_call_returns():
     other.inputs[0] = 1.0
     other.call_into_host()
     assert other.host_outputs["steps"] == 1 and host.host_outputs["steps"] == 40
+
+
+def test_the_aliased_input_vector_gives_bit_for_bit_the_numpy_inputs_numbers():
+    """A program's input vector is a device array over the NumPy memory the caller fills
+    (XLA:CPU takes an aligned vector without a copy; checked by its address): every
+    call reads what was written before it. Against a program passing the NumPy vector
+    (``alias_inputs=False``, JAX's copy per call): the same bytes every step, and the
+    unpacked oscillator's numbers to 1e-12; a restarted program has inputs of its own."""
+    _, logs_ref = _unpacked(forces=FORCES[:100])
+    aliased = PackedProgram(duffing_step, CONSTANTS, CARRY, 1)
+    copied = PackedProgram(duffing_step, CONSTANTS, CARRY, 1, alias_inputs=False)
+    assert aliased.inputs_aliased and not copied.inputs_aliased
+    assert aliased._device_inputs.unsafe_buffer_pointer() == aliased.inputs.ctypes.data
+    restarted = aliased.with_carry(CARRY)
+    assert restarted.inputs_aliased and restarted.inputs.ctypes.data != aliased.inputs.ctypes.data
+    for force, ref in zip(FORCES[:100], logs_ref):
+        aliased.inputs[0] = copied.inputs[0] = force
+        restarted.inputs[0] = 0.0  # its own vector: the aliased program does not see it
+        out, expected = aliased.call_into_host(), copied()
+        _assert_bit_equal(jax.tree_util.tree_map(np.array, out), jax.tree_util.tree_map(np.array, expected))
+        np.testing.assert_allclose(out["u"], ref["u"], rtol=1e-12, atol=1e-15)
+    _assert_bit_equal(aliased.carry, copied.carry)
+
+
+def test_without_an_aliasing_device_the_program_passes_its_numpy_inputs(monkeypatch):
+    """The fallback: where ``jax.device_put`` copies the vector (another backend or JAX),
+    :func:`aliased_device_vector` says so and the program passes the NumPy vector — the
+    unpacked oscillator's numbers to 1e-12. A vector off XLA:CPU's alignment is copied,
+    and so refused, on this backend too."""
+    from rths_ident import packed_calls  # noqa: PLC0415
+
+    misaligned = np.zeros(8 * 4 + packed_calls.DEVICE_ALIGN, np.uint8)
+    start = (-misaligned.ctypes.data % packed_calls.DEVICE_ALIGN) + 8
+    assert packed_calls.aliased_device_vector(misaligned[start:start + 24].view(np.float64)) is None
+    monkeypatch.setattr(packed_calls.jax, "device_put", lambda x, *a, **k: jnp.array(x, copy=True))
+    assert packed_calls.aliased_device_vector(np.zeros(4)) is None
+    _, logs_ref = _unpacked(forces=FORCES[:30])
+    program = PackedProgram(duffing_step, CONSTANTS, CARRY, 1)
+    assert not program.inputs_aliased
+    for force, ref in zip(FORCES[:30], logs_ref):
+        program.inputs[0] = force
+        np.testing.assert_allclose(program.call_into_host()["u"], ref["u"], rtol=1e-12, atol=1e-15)

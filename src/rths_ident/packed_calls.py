@@ -34,6 +34,29 @@ the call: a Ctrl-C that lands between the call's return and the new carry's assi
 leaves the previous carry valid (a donated one would be deleted, and a safe stop that
 starts from the site's state could not run).
 
+**The input vector.** Handed a NumPy vector, a compiled call makes a device buffer of
+it on every call (JAX's argument conversion: about 3 µs of a site's call on the 2-core
+machine class, idle). The program's input vector is instead allocated aligned
+(:data:`DEVICE_ALIGN`) and put on the device once: XLA:CPU then takes the NumPy memory
+itself as the device buffer (a zero-copy ``jax.device_put``), the caller fills
+:attr:`~PackedProgram.inputs` in place, and each call reads them where they lie. This
+is a property of JAX's CPU client, not a documented promise (checked on jax and jaxlib
+0.10.2), so it is checked when a program is made — the device array's
+``unsafe_buffer_pointer()`` must be the NumPy vector's address
+(:func:`aliased_device_vector`) — and where it does not hold (another backend, another
+JAX) the call takes the NumPy vector as before (:attr:`PackedProgram.inputs_aliased`
+says which; ``alias_inputs=False`` asks for the copy). The call is synchronous for the
+caller either way: both call paths read the result on the host before returning, so the
+next step's inputs are never written while a call still reads them.
+
+**Where the rest of a call goes** (measured on the site's call, CHANGELOG: issue 23):
+past the input's conversion, the compiled executable's run through PjRt (its buffers'
+bookkeeping and allocations: ``malloc``/``free`` are about 40 % of it), JAX's C++
+dispatch with the result arrays, and the copy of the outputs to the host; the number of
+kernels of the entry (copies into the loop's state) and the literals inside the
+one-kernel loop (not buffers of their own: a site's program has 37–49 buffers in all)
+change none of it measurably.
+
 The call runs as a single XLA kernel: the body is wrapped in a ``while`` loop of one trip
 that XLA cannot count, so its small-loop pass (:mod:`rths_ident.small_loop_kernels`)
 emits it whole, instead of one kernel per fused operation (on rc-frame's fast chunk at
@@ -58,7 +81,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["PackedLayout", "PackedProgram", "one_trip", "entry_kernels", "COMPILER_OPTIONS", "SEQUENTIAL_KERNELS"]
+__all__ = ["PackedLayout", "PackedProgram", "one_trip", "entry_kernels", "aliased_device_vector", "COMPILER_OPTIONS",
+           "SEQUENTIAL_KERNELS", "DEVICE_ALIGN"]
 
 _ALIGN = 8  # bytes: every leaf starts at a multiple of this (aligned NumPy views)
 #: XLA's options for a packed program (module doc): no loop-invariant code motion, so the
@@ -67,6 +91,8 @@ COMPILER_OPTIONS = {"xla_disable_hlo_passes": "while-loop-invariant-code-motion"
 #: XLA:CPU runs a program of at most this many kernels (thunks) in sequence on the calling
 #: thread (ThunkExecutor's ``execute_sequential_num_thunks_threshold``), more concurrently
 SEQUENTIAL_KERNELS = 8
+#: bytes: a host vector aligned to this is one XLA:CPU takes as a device buffer without a copy
+DEVICE_ALIGN = 64
 _COMPILED: dict = {}  # PackedProgram's compilations by (cache_key, layouts' signatures, inputs)
 
 
@@ -270,6 +296,29 @@ def one_trip(body: Callable, invariants: tuple, carry, x, n_user: int, n_output_
     return state[3], state[4]
 
 
+def _aligned_zeros(n: int) -> np.ndarray:
+    """A float64 zero vector of ``n`` whose data starts at a multiple of
+    :data:`DEVICE_ALIGN` bytes (what XLA:CPU takes as a buffer without copying)."""
+    raw = np.zeros(n * 8 + DEVICE_ALIGN, np.uint8)
+    start = -raw.ctypes.data % DEVICE_ALIGN
+    return raw[start:start + n * 8].view(np.float64)
+
+
+def aliased_device_vector(host: np.ndarray):
+    """A device array over ``host``'s own memory (CPU: ``jax.device_put`` of an aligned
+    NumPy array takes it without a copy), or None where the device copied it — checked,
+    not assumed (:meth:`jax.Array.unsafe_buffer_pointer`). A compiled call reads such an
+    array's memory when it runs, so what was written into ``host`` before the call is
+    what the call sees (module doc: *The input vector*)."""
+    try:
+        device = jax.device_put(host)
+        if device.unsafe_buffer_pointer() == host.ctypes.data:
+            return device
+    except Exception:  # noqa: BLE001 — a backend without the pointer: the public path
+        pass
+    return None
+
+
 class PackedProgram:
     """``fn(constants, carry, inputs) -> (carry, outputs)`` compiled ahead of time with
     every argument and result packed (module doc).
@@ -280,6 +329,9 @@ class PackedProgram:
     one_kernel : wrap the body in the one-trip loop that XLA emits as one kernel (module
         doc); False compiles the body as it is (the same arithmetic, one kernel per fused
         operation).
+    alias_inputs : pass the calls a device array over :attr:`inputs`' own memory where
+        the device takes it without a copy (module doc: *The input vector*); False, or
+        where it cannot, the NumPy vector (JAX copies it each call; the same numbers).
 
     The caller fills :attr:`inputs` (NumPy float64, in place) and calls the program,
     which returns the outputs' tree as NumPy views of the call's result (one buffer per
@@ -288,7 +340,7 @@ class PackedProgram:
     """
 
     def __init__(self, fn: Callable, constants, carry, n_inputs: int, cache_key: Any = None,
-                 one_kernel: bool = True):
+                 one_kernel: bool = True, alias_inputs: bool = True):
         constants_layout, carry_layout = PackedLayout(constants), PackedLayout(carry)
         n_user = max(int(n_inputs), 1)
         key = None if cache_key is None else (cache_key, constants_layout.signature, carry_layout.signature, n_user,
@@ -302,9 +354,9 @@ class PackedProgram:
                 _COMPILED[key] = (compiled, outputs_layout)
         self.constants_layout, self.carry_layout, self.outputs_layout = constants_layout, carry_layout, outputs_layout
         self._compiled = compiled
-        self._call_inputs = np.zeros(n_user + 1, np.float64)
+        self._alias_inputs = bool(alias_inputs)
+        self._set_call_inputs(_aligned_zeros(n_user + 1))
         self._call_inputs[n_user] = 1.0  # one trip (see _compile)
-        self.inputs = self._call_inputs[:n_user]  # what the caller fills
         self._constants = jax.device_put(constants_layout.pack_words(constants))
         self._carry = jax.device_put(carry_layout.pack_words(carry))
         self._leaf_specs = tuple(zip(outputs_layout.shapes, outputs_layout.dtypes, outputs_layout.offsets))
@@ -344,7 +396,7 @@ class PackedProgram:
         """One call with :attr:`inputs` as they are: the carry advances in place; returns
         the outputs' tree as NumPy views of the call's own result buffer (yours to keep:
         the next call returns a new one)."""
-        self._carry, outputs = self._compiled(self._constants, self._carry, self._call_inputs)
+        self._carry, outputs = self._compiled(self._constants, self._carry, self._device_inputs)
         buffer = np.asarray(outputs)
         views = [buffer.view(dtype) for dtype in self._view_dtypes]
         return self._unflatten([views[i][start:stop] if shape is None else views[i][start:stop].reshape(shape)
@@ -357,9 +409,26 @@ class PackedProgram:
         of views over a new result costs microseconds of Python per call (a view per leaf
         and the tree); a caller that reads a step's outputs before the next call (or
         copies them, as the step-wise engine's logs do) need not pay it."""
-        self._carry, outputs = self._compiled(self._constants, self._carry, self._call_inputs)
+        self._carry, outputs = self._compiled(self._constants, self._carry, self._device_inputs)
         np.copyto(self._host_words, np.asarray(outputs))
         return self.host_outputs
+
+    def _set_call_inputs(self, host: np.ndarray) -> None:
+        """Use ``host`` (float64, the user's inputs then the trip count) as the call's
+        input vector: :attr:`inputs` views it, and the call takes the device array that
+        aliases it where one can be made (:func:`aliased_device_vector`), else ``host``
+        itself (JAX copies it into a new device buffer every call)."""
+        self._call_inputs = host
+        self.inputs = host[:host.shape[0] - 1]  # what the caller fills
+        aliased = aliased_device_vector(host) if self._alias_inputs else None
+        #: what a call passes: the device array over :attr:`inputs`' memory, or the NumPy vector
+        self._device_inputs = host if aliased is None else aliased
+
+    @property
+    def inputs_aliased(self) -> bool:
+        """Whether a call reads :attr:`inputs` in place (a device array over their memory,
+        module doc) rather than from a copy JAX makes per call."""
+        return self._device_inputs is not self._call_inputs
 
     def _new_host_outputs(self) -> None:
         """A host buffer of this program's own for :meth:`call_into_host`, and its views."""
@@ -423,8 +492,9 @@ class PackedProgram:
         """A program sharing this one's compilation and constants, starting from ``tree``."""
         other = object.__new__(PackedProgram)
         other.__dict__.update(self.__dict__)
-        other._call_inputs = self._call_inputs.copy()
-        other.inputs = other._call_inputs[:self.inputs.shape[0]]
+        inputs = _aligned_zeros(self._call_inputs.shape[0])
+        inputs[:] = self._call_inputs
+        other._set_call_inputs(inputs)
         other._new_host_outputs()
         other.carry = tree
         return other
