@@ -307,3 +307,20 @@ def test_without_an_aliasing_device_the_program_passes_its_numpy_inputs(monkeypa
     for force, ref in zip(FORCES[:30], logs_ref):
         program.inputs[0] = force
         np.testing.assert_allclose(program.call_into_host()["u"], ref["u"], rtol=1e-12, atol=1e-15)
+
+
+def test_a_call_returns_one_vector_the_carry_then_the_outputs():
+    """The compiled call has one result: the carry's words then the outputs' words (the
+    next call's state), each what the host packs of the trees it unpacks — the carry
+    after one RK4 step, the unpacked oscillator's numbers to 1e-12."""
+    _, logs_ref = _unpacked(forces=FORCES[:1])
+    program = PackedProgram(duffing_step, CONSTANTS, CARRY, 1)
+    assert len(jax.tree_util.tree_leaves(program._compiled.out_info)) == 1
+    program.inputs[0] = FORCES[0]
+    out = jax.tree_util.tree_map(np.array, program.call_into_host())
+    state, n_carry = np.asarray(program._carry), program.carry_layout.nwords
+    assert state.shape == (n_carry + program.outputs_layout.nwords,)
+    assert state[:n_carry].tobytes() == program.carry_layout.pack_words(program.carry).tobytes()
+    assert state[n_carry:].tobytes() == program.outputs_layout.pack_words(out).tobytes()
+    assert program.carry["n"] == 1
+    np.testing.assert_allclose(program.carry["y"], logs_ref[0]["state"]["y"], rtol=1e-12, atol=1e-15)

@@ -26,13 +26,16 @@ hence the words, and the short sums of :mod:`rths_ident.small_linalg` written ou
 additions (:func:`rths_ident.small_linalg.summed`).
 
 :class:`PackedProgram` compiles ``fn(constants, carry, inputs) -> (carry, outputs)`` ahead
-of time with each of the four packed: the constants and the carry stay on the device
-between calls, ``inputs`` is one float64 vector the caller fills, ``outputs`` one word vector that the
-host reads through NumPy views (one per leaf, no copy). One call then crosses three
-arguments and two results whatever the trees hold. The carry's buffer is not donated to
-the call: a Ctrl-C that lands between the call's return and the new carry's assignment
-leaves the previous carry valid (a donated one would be deleted, and a safe stop that
-starts from the site's state could not run).
+of time with each of the four packed: the constants stay on the device between calls,
+``inputs`` is one float64 vector the caller fills, and the carry and the outputs are ONE
+word vector, the *state* — the carry's words, then the outputs' — that stays on the
+device and is the next call's argument (the body reads only its carry words; the host
+reads the outputs' words through NumPy views, one per leaf). One call then crosses three
+arguments and one result whatever the trees hold: a second result (the outputs apart
+from the carry) cost a result array more per call, about 1.5 µs of a site's call. The
+state's buffer is not donated to the call: a Ctrl-C that lands between the call's return
+and the new state's assignment leaves the previous carry valid (a donated one would be
+deleted, and a safe stop that starts from the site's state could not run).
 
 **The input vector.** Handed a NumPy vector, a compiled call makes a device buffer of
 it on every call (JAX's argument conversion: about 3 µs of a site's call on the 2-core
@@ -334,8 +337,8 @@ class PackedProgram:
         where it cannot, the NumPy vector (JAX copies it each call; the same numbers).
 
     The caller fills :attr:`inputs` (NumPy float64, in place) and calls the program,
-    which returns the outputs' tree as NumPy views of the call's result (one buffer per
-    call, nothing copied). :attr:`carry` and :attr:`constants` unpack the device buffers
+    which returns the outputs' tree as NumPy views of the call's result (the new state,
+    one buffer per call, nothing copied). :attr:`carry` and :attr:`constants` unpack the device buffers
     on demand (copies).
     """
 
@@ -358,7 +361,7 @@ class PackedProgram:
         self._set_call_inputs(_aligned_zeros(n_user + 1))
         self._call_inputs[n_user] = 1.0  # one trip (see _compile)
         self._constants = jax.device_put(constants_layout.pack_words(constants))
-        self._carry = jax.device_put(carry_layout.pack_words(carry))
+        self.carry = carry  # the device state: the carry's words, then the outputs' (module doc)
         self._leaf_specs = tuple(zip(outputs_layout.shapes, outputs_layout.dtypes, outputs_layout.offsets))
         self._unflatten = outputs_layout.treedef.unflatten
         # each output leaf as a slice of the result viewed as its dtype (a slice costs a
@@ -376,19 +379,20 @@ class PackedProgram:
         out_tree = jax.eval_shape(lambda c, s, x: fn(c, s, x)[1], constants, carry, inputs)
         outputs_layout = PackedLayout(out_tree)
 
-        def body(constants_bytes, carry_bytes, x):
-            new_carry, outputs = fn(constants_layout.unpack(constants_bytes), carry_layout.unpack(carry_bytes), x)
-            return carry_layout.pack(new_carry), outputs_layout.pack(outputs)
+        def body(constants_bytes, state_bytes, x):
+            # the state: the carry's words, then the last call's output words (not read)
+            new_carry, outputs = fn(constants_layout.unpack(constants_bytes), carry_layout.unpack(state_bytes), x)
+            return jnp.concatenate([carry_layout.pack(new_carry), outputs_layout.pack(outputs)]), jnp.zeros(0, jnp.uint64)
 
-        def packed(constants_bytes, carry_bytes, x):
+        def packed(constants_bytes, state_bytes, x):
             if not one_kernel:
-                return body(constants_bytes, carry_bytes, x[:n_user])
-            return one_trip(body, (constants_bytes,), carry_bytes, x, n_user, outputs_layout.nwords)
+                return body(constants_bytes, state_bytes, x[:n_user])[0]
+            return one_trip(body, (constants_bytes,), state_bytes, x, n_user, 0)[0]
 
-        word_vector = lambda layout: jax.ShapeDtypeStruct((layout.nwords,), jnp.uint64)  # noqa: E731
         call_inputs = jax.ShapeDtypeStruct((n_user + 1,), jnp.float64)
         compiled = jax.jit(packed).lower(
-            word_vector(constants_layout), word_vector(carry_layout), call_inputs).compile(
+            jax.ShapeDtypeStruct((constants_layout.nwords,), jnp.uint64),
+            jax.ShapeDtypeStruct((carry_layout.nwords + outputs_layout.nwords,), jnp.uint64), call_inputs).compile(
             compiler_options=dict(COMPILER_OPTIONS) if one_kernel else None)
         return compiled, outputs_layout
 
@@ -396,8 +400,8 @@ class PackedProgram:
         """One call with :attr:`inputs` as they are: the carry advances in place; returns
         the outputs' tree as NumPy views of the call's own result buffer (yours to keep:
         the next call returns a new one)."""
-        self._carry, outputs = self._compiled(self._constants, self._carry, self._device_inputs)
-        buffer = np.asarray(outputs)
+        self._carry = state = self._compiled(self._constants, self._carry, self._device_inputs)
+        buffer = np.asarray(state)[self.carry_layout.nwords:]
         views = [buffer.view(dtype) for dtype in self._view_dtypes]
         return self._unflatten([views[i][start:stop] if shape is None else views[i][start:stop].reshape(shape)
                                 for i, start, stop, shape in self._slices])
@@ -409,8 +413,8 @@ class PackedProgram:
         of views over a new result costs microseconds of Python per call (a view per leaf
         and the tree); a caller that reads a step's outputs before the next call (or
         copies them, as the step-wise engine's logs do) need not pay it."""
-        self._carry, outputs = self._compiled(self._constants, self._carry, self._device_inputs)
-        np.copyto(self._host_words, np.asarray(outputs))
+        self._carry = state = self._compiled(self._constants, self._carry, self._device_inputs)
+        np.copyto(self._host_words, np.asarray(state)[self.carry_layout.nwords:])
         return self.host_outputs
 
     def _set_call_inputs(self, host: np.ndarray) -> None:
@@ -440,11 +444,13 @@ class PackedProgram:
     @property
     def carry(self):
         """The carry as a tree of NumPy arrays (a copy)."""
-        return self.carry_layout.unpack_numpy(np.asarray(self._carry))
+        return self.carry_layout.unpack_numpy(np.asarray(self._carry)[:self.carry_layout.nwords])
 
     @carry.setter
     def carry(self, tree) -> None:
-        self._carry = jax.device_put(self.carry_layout.pack_words(tree))
+        words = np.zeros(self.carry_layout.nwords + self.outputs_layout.nwords, np.uint64)
+        words[:self.carry_layout.nwords] = self.carry_layout.pack_words(tree)
+        self._carry = jax.device_put(words)
 
     @property
     def constants(self):

@@ -60,10 +60,11 @@ class VirtualSite:
     The call is a :class:`~rths_ident.packed_calls.PackedProgram`: the parameters and
     the state stay on the device as one byte vector each (the state's updated in place),
     the target (and, when paced, its arrival tick) goes in as one float64 vector, and the
-    log, the force and the estimate come back as one byte vector, copied into the site's
+    log, the force and the estimate come back behind the new state in one byte vector, copied into the site's
     own host buffer that the reading views by name (built once: every step returns the
     same :class:`~rths_ident.protocols.SiteReading`, overwritten by the next step): the
-    call crosses three arguments and two results instead of the trees' ~90 leaves.
+    call crosses three arguments and one result (the new state and the outputs in one
+    vector) instead of the trees' ~90 leaves.
     """
 
     n_interface = 1
