@@ -324,3 +324,28 @@ def test_a_call_returns_one_vector_the_carry_then_the_outputs():
     assert state[n_carry:].tobytes() == program.outputs_layout.pack_words(out).tobytes()
     assert program.carry["n"] == 1
     np.testing.assert_allclose(program.carry["y"], logs_ref[0]["state"]["y"], rtol=1e-12, atol=1e-15)
+
+
+def test_outputs_copied_from_the_results_address_are_the_numpy_copys_bytes():
+    """call_into_host copies the outputs from the result's address where JAX's CPU calls
+    are synchronous (tests/conftest.py configures them so); where not (the check fails:
+    async dispatch on), it copies through NumPy. Both programs give the same bytes every
+    step, and the unpacked oscillator's numbers to 1e-12."""
+    from rths_ident import packed_calls  # noqa: PLC0415
+
+    _, logs_ref = _unpacked(forces=FORCES[:60])
+    by_address = PackedProgram(duffing_step, CONSTANTS, CARRY, 1)
+    assert by_address._outputs_by_address and by_address.with_carry(CARRY)._outputs_by_address
+    jax.config.update("jax_cpu_enable_async_dispatch", True)  # read by the check only (the client exists)
+    try:
+        assert not packed_calls.outputs_by_address(by_address._carry)
+    finally:
+        jax.config.update("jax_cpu_enable_async_dispatch", False)
+    by_numpy = PackedProgram(duffing_step, CONSTANTS, CARRY, 1)
+    by_numpy._outputs_by_address = False  # as a program made with asynchronous calls
+    for force, ref in zip(FORCES[:60], logs_ref):
+        by_address.inputs[0] = by_numpy.inputs[0] = force
+        out, expected = by_address.call_into_host(), by_numpy.call_into_host()
+        assert by_address._host_words.tobytes() == by_numpy._host_words.tobytes()
+        np.testing.assert_allclose(out["u"], ref["u"], rtol=1e-12, atol=1e-15)
+        assert out["steps"] == ref["steps"] and out["moving_right"] == ref["moving_right"]
