@@ -30,7 +30,10 @@ of time with each of the four packed: the constants stay on the device between c
 ``inputs`` is one float64 vector the caller fills, and the carry and the outputs are ONE
 word vector, the *state* — the carry's words, then the outputs' — that stays on the
 device and is the next call's argument (the body reads only its carry words; the host
-reads the outputs' words through NumPy views, one per leaf). One call then crosses three
+reads the outputs' words through NumPy views, one per leaf; the state is split before
+the one-kernel loop below and joined after it, so that the loop's kernel is the body's
+alone — joined inside it, XLA fused a substructure's arithmetic otherwise and rounded
+differently). One call then crosses three
 arguments and one result whatever the trees hold: a second result (the outputs apart
 from the carry) cost a result array more per call, about 1.5 µs of a site's call. The
 state's buffer is not donated to the call: a Ctrl-C that lands between the call's return
@@ -80,8 +83,9 @@ alone (iotas, constant index vectors, the random generator's counters) out of th
 each as a kernel of its own before it — 13 on lugre-frame's site call — and XLA:CPU runs
 a program of more than 8 kernels (with buffers over 512 bytes) *concurrently*, handing
 kernels to its worker threads (``tf_XLAEigen``) and waiting for them, at tens of µs per
-call on a loaded 2-core machine. Without the pass the call is its copies, two small
-fusions and the loop (:func:`entry_kernels`), which XLA runs on the calling thread.
+call on a loaded 2-core machine. Without the pass the call is its copies, a few small
+fusions, the loop and the state's join (:func:`entry_kernels`: 8 on the sites'
+calls), which XLA runs on the calling thread.
 """
 
 from __future__ import annotations
@@ -408,15 +412,20 @@ class PackedProgram:
         out_tree = jax.eval_shape(lambda c, s, x: fn(c, s, x)[1], constants, carry, inputs)
         outputs_layout = PackedLayout(out_tree)
 
-        def body(constants_bytes, state_bytes, x):
-            # the state: the carry's words, then the last call's output words (not read)
-            new_carry, outputs = fn(constants_layout.unpack(constants_bytes), carry_layout.unpack(state_bytes), x)
-            return jnp.concatenate([carry_layout.pack(new_carry), outputs_layout.pack(outputs)]), jnp.zeros(0, jnp.uint64)
+        def body(constants_bytes, carry_bytes, x):
+            new_carry, outputs = fn(constants_layout.unpack(constants_bytes), carry_layout.unpack(carry_bytes), x)
+            return carry_layout.pack(new_carry), outputs_layout.pack(outputs)
 
         def packed(constants_bytes, state_bytes, x):
+            # the state: the carry's words, then the last call's output words (not read).
+            # Split and joined outside the loop: the loop's kernel is the body's alone
+            # (joined inside it, XLA fused the arithmetic otherwise: other roundings)
+            carry_bytes = jax.lax.slice(state_bytes, (0,), (carry_layout.nwords,))
             if not one_kernel:
-                return body(constants_bytes, state_bytes, x[:n_user])[0]
-            return one_trip(body, (constants_bytes,), state_bytes, x, n_user, 0)[0]
+                new_carry, outputs = body(constants_bytes, carry_bytes, x[:n_user])
+            else:
+                new_carry, outputs = one_trip(body, (constants_bytes,), carry_bytes, x, n_user, outputs_layout.nwords)
+            return jnp.concatenate([new_carry, outputs])
 
         call_inputs = jax.ShapeDtypeStruct((n_user + 1,), jnp.float64)
         compiled = jax.jit(packed).lower(
