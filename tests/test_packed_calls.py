@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import rths_ident  # noqa: F401  (float64)
-from rths_ident.packed_calls import PackedLayout, PackedProgram
+from rths_ident.packed_calls import COMPILER_OPTIONS, PackedLayout, PackedProgram
 
 
 def _tree():
@@ -345,7 +345,46 @@ def test_outputs_copied_from_the_results_address_are_the_numpy_copys_bytes():
     by_numpy._outputs_by_address = False  # as a program made with asynchronous calls
     for force, ref in zip(FORCES[:60], logs_ref):
         by_address.inputs[0] = by_numpy.inputs[0] = force
-        out, expected = by_address.call_into_host(), by_numpy.call_into_host()
+        out = by_address.call_into_host()
+        by_numpy.call_into_host()
         assert by_address._host_words.tobytes() == by_numpy._host_words.tobytes()
         np.testing.assert_allclose(out["u"], ref["u"], rtol=1e-12, atol=1e-15)
         assert out["steps"] == ref["steps"] and out["moving_right"] == ref["moving_right"]
+
+
+def test_the_one_kernel_loop_is_the_bodys_alone_bit_for_bit():
+    """The state (carry then outputs) is split before the one-kernel loop and joined after
+    it, so the loop computes what the body run alone in it computes, rounding included:
+    against a second compilation of lugre-frame's substructure step as :func:`one_trip`
+    with the carry and the outputs as two results, the same bytes for 60 steps. (Joined
+    inside the loop, XLA fused this step otherwise: it differed from the third step on.)"""
+    from rths_ident.packed_calls import one_trip  # noqa: PLC0415
+    from rths_ident.scenarios import lugre_frame  # noqa: PLC0415
+    from rths_ident.structures.numerical_substructure import _packed_step, native_ns_step  # noqa: PLC0415
+
+    test = lugre_frame.build(lugre_frame.LugreFrameConfig(duration=0.1))
+    ns = test.make_ns("updating")  # the NativeSubstructure a step-wise run uses
+    step = test.native_ns.ns_step if test.native_ns.ns_step is not None else native_ns_step(
+        ns.integrator, ns.interface_dofs)
+    fn = _packed_step(step, ns.n_interface, ns.dt)
+    params, state, n_user = ns.params, ns.state, ns.n_interface + 1
+    program = PackedProgram(fn, params, state, n_user)
+    c_layout, s_layout, o_layout = program.constants_layout, program.carry_layout, program.outputs_layout
+
+    def body(c, s, x):
+        new_state, out = fn(c_layout.unpack(c), s_layout.unpack(s), x)
+        return s_layout.pack(new_state), o_layout.pack(out)
+
+    two_results = jax.jit(lambda c, s, x: one_trip(body, (c,), s, x, n_user, o_layout.nwords)).lower(
+        c_layout.pack_words(params), s_layout.pack_words(state), np.zeros(n_user + 1)).compile(
+        compiler_options=dict(COMPILER_OPTIONS))
+    c_words, s_words = c_layout.pack_words(params), s_layout.pack_words(state)
+    rng = np.random.default_rng(7)
+    for _ in range(60):
+        x = np.append(rng.normal(0.0, [2e4] * ns.n_interface + [3.0]), 1.0)  # feedback [N], ẍ_g [m/s²], one trip
+        program.inputs[:] = x[:n_user]
+        out = program.call_into_host()
+        s_words, o_words = two_results(c_words, s_words, x)
+        assert np.asarray(o_words).tobytes() == program._host_words.tobytes()
+        assert np.asarray(s_words).tobytes() == s_layout.pack_words(program.carry).tobytes()
+    assert np.all(np.isfinite(out["target"])) and np.any(out["target"] != 0)
