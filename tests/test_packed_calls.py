@@ -165,10 +165,10 @@ def test_a_call_leaves_the_previous_carry_valid():
     donated buffer would be deleted, and a safe stop reading the state would fail)."""
     program = PackedProgram(duffing_step, CONSTANTS, CARRY, 1)
     program.inputs[0] = 1.0
-    previous = program._carry
+    previous = program._state
     program()
     assert not previous.is_deleted()
-    program._carry = previous  # as if the assignment never happened
+    program._state = previous  # as if the assignment never happened
     assert program.carry["n"] == 0
 
 
@@ -318,7 +318,7 @@ def test_a_call_returns_one_vector_the_carry_then_the_outputs():
     assert len(jax.tree_util.tree_leaves(program._compiled.out_info)) == 1
     program.inputs[0] = FORCES[0]
     out = jax.tree_util.tree_map(np.array, program.call_into_host())
-    state, n_carry = np.asarray(program._carry), program.carry_layout.nwords
+    state, n_carry = np.asarray(program._state), program.carry_layout.nwords
     assert state.shape == (n_carry + program.outputs_layout.nwords,)
     assert state[:n_carry].tobytes() == program.carry_layout.pack_words(program.carry).tobytes()
     assert state[n_carry:].tobytes() == program.outputs_layout.pack_words(out).tobytes()
@@ -338,7 +338,7 @@ def test_outputs_copied_from_the_results_address_are_the_numpy_copys_bytes():
     assert by_address._outputs_by_address and by_address.with_carry(CARRY)._outputs_by_address
     jax.config.update("jax_cpu_enable_async_dispatch", True)  # read by the check only (the client exists)
     try:
-        assert not packed_calls.outputs_by_address(by_address._carry)
+        assert not packed_calls.outputs_by_address(by_address._state)
     finally:
         jax.config.update("jax_cpu_enable_async_dispatch", False)
     by_numpy = PackedProgram(duffing_step, CONSTANTS, CARRY, 1)

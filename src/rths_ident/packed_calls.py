@@ -394,7 +394,7 @@ class PackedProgram:
         self.carry = carry  # the device state: the carry's words, then the outputs' (module doc)
         self._outputs_offset = carry_layout.nbytes  # where the outputs' words start in the state [bytes]
         #: whether call_into_host copies the outputs from the state's address (module doc)
-        self._outputs_by_address = outputs_by_address(self._carry)
+        self._outputs_by_address = outputs_by_address(self._state)
         self._leaf_specs = tuple(zip(outputs_layout.shapes, outputs_layout.dtypes, outputs_layout.offsets))
         self._unflatten = outputs_layout.treedef.unflatten
         # each output leaf as a slice of the result viewed as its dtype (a slice costs a
@@ -438,7 +438,7 @@ class PackedProgram:
         """One call with :attr:`inputs` as they are: the carry advances in place; returns
         the outputs' tree as NumPy views of the call's own result buffer (yours to keep:
         the next call returns a new one)."""
-        self._carry = state = self._compiled(self._constants, self._carry, self._device_inputs)
+        self._state = state = self._compiled(self._constants, self._state, self._device_inputs)
         buffer = np.asarray(state)[self.carry_layout.nwords:]
         views = [buffer.view(dtype) for dtype in self._view_dtypes]
         return self._unflatten([views[i][start:stop] if shape is None else views[i][start:stop].reshape(shape)
@@ -451,7 +451,7 @@ class PackedProgram:
         of views over a new result costs microseconds of Python per call (a view per leaf
         and the tree); a caller that reads a step's outputs before the next call (or
         copies them, as the step-wise engine's logs do) need not pay it."""
-        self._carry = state = self._compiled(self._constants, self._carry, self._device_inputs)
+        self._state = state = self._compiled(self._constants, self._state, self._device_inputs)
         if self._outputs_by_address:  # module doc: *The outputs' copy*
             ctypes.memmove(self._host_address, state.unsafe_buffer_pointer() + self._outputs_offset,
                            self.outputs_layout.nbytes)
@@ -486,13 +486,13 @@ class PackedProgram:
     @property
     def carry(self):
         """The carry as a tree of NumPy arrays (a copy)."""
-        return self.carry_layout.unpack_numpy(np.asarray(self._carry)[:self.carry_layout.nwords])
+        return self.carry_layout.unpack_numpy(np.asarray(self._state)[:self.carry_layout.nwords])
 
     @carry.setter
     def carry(self, tree) -> None:
         words = np.zeros(self.carry_layout.nwords + self.outputs_layout.nwords, np.uint64)
         words[:self.carry_layout.nwords] = self.carry_layout.pack_words(tree)
-        self._carry = jax.device_put(words)
+        self._state = jax.device_put(words)
 
     @property
     def constants(self):
