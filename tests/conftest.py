@@ -1,5 +1,7 @@
 """Suite-wide hooks and fixtures."""
 
+import signal
+import subprocess
 import sys
 
 import pytest
@@ -44,3 +46,23 @@ def store_off():
     exported_programs.disable()
     yield
     _restore_store(before)
+
+
+def popen_pressable(args, **options) -> subprocess.Popen:
+    """``subprocess.Popen(args, **options)`` for a child the test will press Ctrl-C in
+    (``send_signal(SIGINT)``). A shell starts a background job with SIGINT ignored, a
+    child inherits the ignore across ``exec``, and Python then leaves it ignored, so the
+    press would be lost when the suite runs in the background (``nohup``, ``&``, a CI
+    runner): SIGINT is caught here while the child starts, and ``exec`` resets a caught
+    signal to the default (no ``preexec_fn``, which would fork a multithreaded JAX process)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        return subprocess.Popen(args, **options)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@pytest.fixture(scope="session")
+def pressable():
+    """:func:`popen_pressable`: ``pressable(ARGS, **Popen options)``, a child that Ctrl-C reaches."""
+    return popen_pressable

@@ -173,7 +173,6 @@ def test_bench_json_has_min_and_median(tmp_path):
 
 def test_marths_command_lines_in_the_docs_parse_and_configure():
     # every `rths-ident run marths ...` line of docs/benchmarks/marths.md is accepted as written
-    import argparse
     import pathlib
     import shlex
 
@@ -219,7 +218,7 @@ def test_run_marths_refuses_the_stepwise_engine_before_any_work(capsys):
 
 
 @pytest.mark.slow
-def test_ctrl_c_brings_a_paced_run_to_rest_and_says_so_in_the_record(tmp_path):
+def test_ctrl_c_brings_a_paced_run_to_rest_and_says_so_in_the_record(tmp_path, pressable):
     """Ctrl-C during a paced step-wise run with the live page served: the same stop as
     without the page and as the page's STOP — the specimen brought to rest, the record says
     "stopped by the operator (Ctrl-C) at slow step k, t = … s" with every completed step,
@@ -235,13 +234,13 @@ def test_ctrl_c_brings_a_paced_run_to_rest_and_says_so_in_the_record(tmp_path):
 
     record_path = tmp_path / "record.h5"
     src = str(Path(__file__).resolve().parents[2] / "src")
-    process = subprocess.Popen([sys.executable, "-m", "rths_ident.cli", "run", "lugre-frame", "--engine", "stepwise",
-                                "--realtime", "--duration", "20", "--pad", "1", "--no-compare", "--quiet",
-                                "--live", "--live-port", "0", "--test-record", str(record_path),
-                                # on a loaded machine a late target makes dAMB's command jump past the
-                                # 3 m/s command-velocity interlock (4.8 m/s seen): this test is about Ctrl-C
-                                "--set", "interlocks.command_velocity=100"], cwd=tmp_path, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": src})
+    process = pressable([sys.executable, "-m", "rths_ident.cli", "run", "lugre-frame", "--engine", "stepwise",
+                         "--realtime", "--duration", "20", "--pad", "1", "--no-compare", "--quiet",
+                         "--live", "--live-port", "0", "--test-record", str(record_path),
+                         # on a loaded machine a late target makes dAMB's command jump past the
+                         # 3 m/s command-velocity interlock (4.8 m/s seen): this test is about Ctrl-C
+                         "--set", "interlocks.command_velocity=100"], cwd=tmp_path, stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": src})
     try:
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline:  # the record is flushed every 0.5 s while the test runs

@@ -46,22 +46,13 @@ TIMEOUT_S = 90.0
 class ServeSite:
     """``rths-ident serve site --port 0 …`` in a subprocess; ``port`` from its first line."""
 
-    def __init__(self, *options):
+    def __init__(self, popen, *options):
+        """``popen``: the ``pressable`` fixture (tests/conftest.py), so Ctrl-C reaches the server."""
         env = {**os.environ, "PYTHONPATH": SRC}
         if "--records" not in options:
             options = (*options, "--records", tempfile.mkdtemp(prefix="serve-site-records-"))
-        # Ctrl-C reaches the server as KeyboardInterrupt even when this test runs in a
-        # background job (a shell starts those with SIGINT ignored, a child inherits the
-        # ignore, and Python then leaves it ignored): SIGINT is caught here while the
-        # child starts, so it starts with the default disposition (exec resets caught
-        # signals; no preexec_fn, which would fork a multithreaded JAX process)
-        previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-        try:
-            self.proc = subprocess.Popen([sys.executable, "-m", "rths_ident.cli", "serve", "site", "--port", "0",
-                                          "--wait", "60", *options],
-                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        finally:
-            signal.signal(signal.SIGINT, previous)
+        self.proc = popen([sys.executable, "-m", "rths_ident.cli", "serve", "site", "--port", "0", "--wait", "60",
+                           *options], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         self.first_line = self.proc.stdout.readline()
         if "listening on" not in self.first_line:
             self.proc.kill()
@@ -82,10 +73,10 @@ class ServeSite:
 
 @pytest.mark.opensees
 @pytest.mark.slow
-def test_generic_client_column_served_by_the_cli_equals_opensees_in_process(tmp_path):
+def test_generic_client_column_served_by_the_cli_equals_opensees_in_process(tmp_path, pressable):
     if importlib.util.find_spec("openseespy") is None:
         pytest.skip("openseespy is not installed")
-    server = ServeSite("--specimen", SPECIMEN, "--records", str(tmp_path / "records"))
+    server = ServeSite(pressable, "--specimen", SPECIMEN, "--records", str(tmp_path / "records"))
     assert server.host == "127.0.0.1"
     try:
         remote = _run_opensees(tmp_path, "client", server.port)
@@ -108,7 +99,7 @@ def test_generic_client_column_served_by_the_cli_equals_opensees_in_process(tmp_
 
 
 @pytest.mark.slow
-def test_carrion_spencer_site_over_the_simapp_dialect(tmp_path):
+def test_carrion_spencer_site_over_the_simapp_dialect(tmp_path, pressable):
     import jax
     import jax.numpy as jnp
 
@@ -117,8 +108,8 @@ def test_carrion_spencer_site_over_the_simapp_dialect(tmp_path):
     from rths_ident.transport.openfresco_client import OpenFrescoClient
 
     scaled = (1.0e5, 0.1, 1.0)  # peak force [N], displacement [m], velocity [m/s]
-    server = ServeSite("--specimen", SPECIMEN.replace(",substeps=1", ""), "--transfer-system", "carrion-spencer",
-                       "--actuator-scaled-for", ",".join(map(str, scaled)))
+    server = ServeSite(pressable, "--specimen", SPECIMEN.replace(",substeps=1", ""),
+                       "--transfer-system", "carrion-spencer", "--actuator-scaled-for", ",".join(map(str, scaled)))
     dt, amplitude = 0.01, 0.03
     times = np.arange(1, 101) * dt
     commands = amplitude * np.sin(2 * np.pi * 1.0 * times)  # 1 Hz, 1 s: past yield (z_u = 0.01 m)
@@ -222,8 +213,8 @@ def test_client_with_another_data_size_is_refused(capsys, tmp_path):
     assert "client's data_size 128 != --data-size 256" in capsys.readouterr().err
 
 
-def test_ctrl_c_stops_the_server_with_one_line():
-    server = ServeSite("--specimen", "linear:k=1e6")
+def test_ctrl_c_stops_the_server_with_one_line(pressable):
+    server = ServeSite(pressable, "--specimen", "linear:k=1e6")
     server.proc.send_signal(signal.SIGINT)
     status, out, err = server.finish()
     assert status == 130, out + err
@@ -254,7 +245,7 @@ print('no limit reached', flush=True)
 
 @pytest.mark.opensees
 @pytest.mark.slow
-def test_an_actuator_limit_tells_the_opensees_client_and_stops_in_one_line(tmp_path):
+def test_an_actuator_limit_tells_the_opensees_client_and_stops_in_one_line(tmp_path, pressable):
     """The served actuator sized for a 5 mm peak (stroke limit 1.5 × 5 mm = 7.5 mm,
     CarrionSpencerParams.scaled_for rule 7) under a 2 g ground motion: the stroke limit
     trips; the server brings the actuator to rest, answers OpenSees' genericClient with
@@ -263,8 +254,9 @@ def test_an_actuator_limit_tells_the_opensees_client_and_stops_in_one_line(tmp_p
     step and the error."""
     if importlib.util.find_spec("openseespy") is None:
         pytest.skip("openseespy is not installed")
-    server = ServeSite("--specimen", SPECIMEN.replace(",substeps=1", ""), "--transfer-system", "carrion-spencer",
-                       "--actuator-scaled-for", "1e5,0.005,1.0", "--records", str(tmp_path / "records"))
+    server = ServeSite(pressable, "--specimen", SPECIMEN.replace(",substeps=1", ""),
+                       "--transfer-system", "carrion-spencer", "--actuator-scaled-for", "1e5,0.005,1.0",
+                       "--records", str(tmp_path / "records"))
     script = tmp_path / "client.py"
     script.write_text(LIMIT_CLIENT)
     try:
@@ -290,7 +282,7 @@ def test_an_actuator_limit_tells_the_opensees_client_and_stops_in_one_line(tmp_p
 
 @pytest.mark.opensees
 @pytest.mark.slow
-def test_an_interlock_declared_in_the_test_file_stops_the_served_actuator_first(tmp_path):
+def test_an_interlock_declared_in_the_test_file_stops_the_served_actuator_first(tmp_path, pressable):
     """The same 2 g test with ``--interlocks TEST.toml`` whose ``[interlocks]`` declares a
     4 mm measured stroke (and a command stroke of 1 m; left out, the command's would be
     the actuator's own stroke limit, 7.5 mm, which the command crosses first): the interlock trips
@@ -302,8 +294,9 @@ def test_an_interlock_declared_in_the_test_file_stops_the_served_actuator_first(
         pytest.skip("openseespy is not installed")
     test_file = tmp_path / "limits.toml"
     test_file.write_text("[interlocks]\nmeasured_stroke = 0.004\ncommand_stroke = 1.0\n")
-    server = ServeSite("--specimen", SPECIMEN.replace(",substeps=1", ""), "--transfer-system", "carrion-spencer",
-                       "--actuator-scaled-for", "1e5,0.005,1.0", "--records", str(tmp_path / "records"),
+    server = ServeSite(pressable, "--specimen", SPECIMEN.replace(",substeps=1", ""),
+                       "--transfer-system", "carrion-spencer", "--actuator-scaled-for", "1e5,0.005,1.0",
+                       "--records", str(tmp_path / "records"),
                        "--interlocks", str(test_file))
     script = tmp_path / "client.py"
     script.write_text(LIMIT_CLIENT)

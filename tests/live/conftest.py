@@ -1,5 +1,6 @@
 """What the live page's tests share: a command with ``--live`` in its own process."""
 
+import functools
 import os
 import re
 import subprocess
@@ -11,11 +12,12 @@ import pytest
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 
-def _start(args: list[str], cwd: Path) -> tuple[subprocess.Popen, str]:
-    """``rths-ident ARGS`` in its own process; returns it and the live page's address."""
+def _start(popen, args: list[str], cwd: Path) -> tuple[subprocess.Popen, str]:
+    """``rths-ident ARGS`` in its own process (``popen``: the ``pressable`` fixture, so
+    Ctrl-C reaches it); returns it and the live page's address."""
     env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    process = subprocess.Popen([sys.executable, "-m", "rths_ident.cli", *args], cwd=cwd, env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = popen([sys.executable, "-m", "rths_ident.cli", *args], cwd=cwd, env=env, stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE, text=True)
     lines = []
     for line in process.stderr:
         lines.append(line)
@@ -26,6 +28,6 @@ def _start(args: list[str], cwd: Path) -> tuple[subprocess.Popen, str]:
 
 
 @pytest.fixture(scope="session")
-def start_live():
+def start_live(pressable):
     """``start_live(ARGS, cwd)``: ``rths-ident ARGS`` in its own process, and the live page's address."""
-    return _start
+    return functools.partial(_start, pressable)

@@ -399,18 +399,13 @@ def test_disk_full_on_a_real_small_file_system(tmp_path):
 # ---------------------------------------------------------------------- Ctrl-C twice
 
 
-def _ctrl_c_twice_once(path: Path) -> tuple[int, str, int]:
-    """One ``rths-ident run rc-frame --engine stepwise`` child pressed with Ctrl-C once its
-    record has 50 steps and again 0.1 s later: (exit status, stderr, later presses)."""
-    # SIGINT reaches the child as KeyboardInterrupt even when this test runs in a background job
-    # (tests/cli/test_serve_site.py: a caught signal is reset to the default at exec)
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        child = subprocess.Popen([sys.executable, "-m", "rths_ident.cli", "run", "rc-frame", "--engine", "stepwise",
-                                  "--test-record", str(path)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                 text=True, env={**os.environ, "PYTHONPATH": SRC})
-    finally:
-        signal.signal(signal.SIGINT, previous)
+def _ctrl_c_twice_once(path: Path, popen) -> tuple[int, str, int]:
+    """One ``rths-ident run rc-frame --engine stepwise`` child (started by ``popen``, the
+    ``pressable`` fixture: Ctrl-C reaches it) pressed with Ctrl-C once its record has 50
+    steps and again 0.1 s later: (exit status, stderr, later presses)."""
+    child = popen([sys.executable, "-m", "rths_ident.cli", "run", "rc-frame", "--engine", "stepwise",
+                   "--test-record", str(path)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                  env={**os.environ, "PYTHONPATH": SRC})
     err_lines: list[str] = []
     reader = threading.Thread(target=lambda: err_lines.extend(child.stderr), daemon=True)
     reader.start()
@@ -452,7 +447,7 @@ def _ctrl_c_twice_once(path: Path) -> tuple[int, str, int]:
     return child.returncode, "".join(err_lines), later_presses
 
 
-def test_ctrl_c_twice(tmp_path):
+def test_ctrl_c_twice(tmp_path, pressable):
     """SIGINT to a ``rths-ident run rc-frame --engine stepwise`` child once its record has
     steps, and again 0.1 s later, while the specimen is being brought to rest: the second
     only says the test is stopping; the child brings the specimen to rest, writes the
@@ -464,7 +459,7 @@ def test_ctrl_c_twice(tmp_path):
     for attempt in range(3):
         path = tmp_path / f"attempt{attempt}" / "test_record.h5"
         path.parent.mkdir()
-        returncode, err, later_presses = _ctrl_c_twice_once(path)
+        returncode, err, later_presses = _ctrl_c_twice_once(path, pressable)
         if returncode != 130 or "Ctrl-C again does not interrupt" in err:
             break
     assert returncode == 130, err
