@@ -59,8 +59,8 @@ def test_local_cluster_gives_the_single_machine_numbers_even_when_a_worker_dies(
 def test_cluster_address_is_checked_before_work():
     assert check_address("local") == "local"
     assert check_address("tcp://127.0.0.1:8786") == "tcp://127.0.0.1:8786"
-    for bad in ("127.0.0.1:8786", "tcp://nowhere", "cluster"):
-        with pytest.raises(ParameterError, match="--dask"):
+    for bad in ("127.0.0.1:8786", "tcp://nowhere", "cluster", "tcp://127.0.0.1:99999", "tcp://127.0.0.1:port"):
+        with pytest.raises(ParameterError, match=r"--dask must be 'local' or .* PORT an integer in 1…65535; got"):
             check_address(bad)
     with pytest.raises(ParameterError, match="--dask"):
         StudyConfig(dask="somewhere")

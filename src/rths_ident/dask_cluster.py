@@ -29,6 +29,7 @@ import threading
 
 from rths_ident import extras
 from rths_ident.errors import ParameterError
+from rths_ident.tcp_ports import ADDRESS_FORM, parse_address
 
 __all__ = ["DaskExecutor", "check_address"]
 
@@ -66,8 +67,14 @@ def check_address(address: str) -> str:
     """``"local"`` or ``tcp://HOST:PORT`` with the 'cluster' extra installed; anything
     else is refused before work starts (a :class:`ParameterError`, or
     :class:`~rths_ident.errors.MissingExtra` naming the extra)."""
-    if address != "local" and (not address.startswith("tcp://") or ":" not in address[len("tcp://"):]):
-        raise ParameterError(f"--dask must be 'local' or a scheduler address tcp://HOST:PORT; got {address!r}")
+    if address != "local":
+        try:
+            if not address.startswith("tcp://"):
+                raise ValueError
+            parse_address(address[len("tcp://"):])
+        except ValueError:
+            raise ParameterError(f"--dask must be 'local' or a scheduler address tcp://{ADDRESS_FORM}; got "
+                                 f"{address!r}") from None
     extras.require("cluster", f"--dask {address}")
     return address
 
@@ -82,13 +89,7 @@ def _reachable(address: str) -> None:
     retry for its whole timeout, saying nothing)."""
     import socket  # noqa: PLC0415
 
-    host, _, port_text = address[len("tcp://"):].rpartition(":")
-    try:
-        port = int(port_text)
-        if not 1 <= port <= 65535:
-            raise ValueError
-    except ValueError:
-        raise ParameterError(f"--dask {address}: the port must be a number 1…65535") from None
+    host, port = parse_address(address[len("tcp://"):])  # checked by check_address
     try:
         socket.create_connection((host.strip("[]"), port), timeout=PROBE_TIMEOUT_S).close()
     except OSError as exc:

@@ -13,7 +13,7 @@ from _toy_ns import ToySDOF
 
 from rths_ident.transport import PeerClosedError, ProtocolError, RemoteError, TransportError
 from rths_ident.transport.ns_server import NSServer
-from rths_ident.transport.remote_substructure import RemoteSubstructure, parse_address, stop_server
+from rths_ident.transport.remote_substructure import RemoteSubstructure, stop_server
 
 TIMEOUT_S = 5.0
 
@@ -187,14 +187,6 @@ def test_spin_out_of_range_is_refused():
         RemoteSubstructure("127.0.0.1", 9, {}, spin_s=2)
     with pytest.raises(ValueError, match="spin_s must be between 0 and 1 s, got -1"):
         NSServer(lambda setup: None, port=0, spin_s=-1)
-
-
-def test_parse_address():
-    assert parse_address("127.0.0.1:8091") == ("127.0.0.1", 8091)
-    assert parse_address("localhost", default_port=8090) == ("localhost", 8090)
-    for bad in ("127.0.0.1:x", "127.0.0.1:0", ":80", "host:70000"):
-        with pytest.raises(ValueError, match="HOST:PORT"):
-            parse_address(bad)
 
 
 def test_non_finite_inputs_are_refused_before_the_wire(peer_thread):

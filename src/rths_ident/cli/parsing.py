@@ -8,6 +8,8 @@ import difflib
 import re
 import sys
 
+from rths_ident.tcp_ports import PORT_MAX, is_port
+
 __all__ = ["ArgumentParser", "port_number"]
 
 
@@ -28,10 +30,7 @@ class ArgumentParser(argparse.ArgumentParser):
 
 def port_number(text: str) -> int:
     """``--port``'s type: a TCP port, 0 (the system picks a free one) … 65535."""
-    try:
-        port = int(text)
-    except ValueError:
-        port = -1
-    if not 0 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"expected 0…65535 (0: a free port), got {text!r}")
+    port = int(text) if text.isascii() and text.isdigit() else -1
+    if not is_port(port, free_port_allowed=True):
+        raise argparse.ArgumentTypeError(f"expected 0…{PORT_MAX} (0: a free port), got {text!r}")
     return port

@@ -4,6 +4,7 @@ clear error before the run (the page's process then serves them)."""
 from __future__ import annotations
 
 from rths_ident.errors import ParameterError
+from rths_ident.tcp_ports import PORT_MAX, is_port
 
 __all__ = ["bind_page_sockets"]
 
@@ -12,8 +13,8 @@ def bind_page_sockets(host: str, port: int) -> list:
     """The page's listening sockets (``port`` 0: any free port), or one clear error."""
     import tornado.netutil  # noqa: PLC0415 - only with --live
 
-    if not (isinstance(port, int) and 0 <= port <= 65535):
-        raise ParameterError(f"--live-port {port}: expected a port number 0–65535 (0: any free port)")
+    if not is_port(port, free_port_allowed=True):
+        raise ParameterError(f"--live-port {port}: expected a port number 0…{PORT_MAX} (0: any free port)")
     try:
         return tornado.netutil.bind_sockets(port, address=host)
     except OSError as error:

@@ -37,6 +37,7 @@ from rths_ident.registry import Registry
 from rths_ident.rigs.emulator import RigEmulator, VirtualSpecimen
 from rths_ident.rigs.hardware_site import HardwareSite, RawReading, RigLimits, ServoRigCalibration
 from rths_ident.rigs.serial_site import open_serial_site
+from rths_ident.tcp_ports import parse_address
 
 __all__ = ["SiteKind", "SITES", "SITE_KINDS", "parse_site", "site_field", "open_site", "VirtualSpecimenDriver",
            "ExactCalibration"]
@@ -89,8 +90,11 @@ def _any_site(kind: SiteKind) -> bool:
 def _valid_address(kind: SiteKind, address: str) -> bool:
     if kind.address == "PORT":
         return bool(address)
-    host, _, port = address.rpartition(":")
-    return bool(host) and port.isdigit() and 1 <= int(port) <= 65535
+    try:
+        parse_address(address)
+    except ValueError:
+        return False
+    return True
 
 
 def _match(spec) -> tuple[str, str] | None:

@@ -32,7 +32,8 @@ import numpy as np
 from rths_ident import extras
 from rths_ident.transport.errors import ProtocolError, TransportError
 from rths_ident.transport.ns_messages import json_ready
-from rths_ident.transport.remote_substructure import RemoteSubstructure, end_run, parse_address
+from rths_ident.tcp_ports import ADDRESS_FORM, parse_address
+from rths_ident.transport.remote_substructure import RemoteSubstructure, end_run
 
 #: the model name the server announces (and the client checks)
 MODEL_NAME = "rths-ident-scenarios"
@@ -51,7 +52,7 @@ def check_ns_address(cfg) -> None:
     try:
         parse_address(cfg.ns_address)
     except ValueError:
-        cfg.bad("ns_address", "HOST:PORT with PORT in 1…65535")
+        cfg.bad("ns_address", ADDRESS_FORM)
 
 
 def check_opensees_here(cfg) -> None:

@@ -410,7 +410,7 @@ def open_rig_site(cfg: ShearFrameConfig, column: ColumnUnderTest):
     if SITES[name].dialect:
         from rths_ident.transport.openfresco_client import OpenFrescoClient  # noqa: PLC0415
         from rths_ident.transport.remote_site import RemoteElementSite  # noqa: PLC0415
-        from rths_ident.transport.remote_substructure import parse_address  # noqa: PLC0415
+        from rths_ident.tcp_ports import parse_address  # noqa: PLC0415
 
         host, port = parse_address(address)
         client = OpenFrescoClient.connect(host, port, 1, dialect=SITES[name].dialect, wait_for_server_s=10.0)

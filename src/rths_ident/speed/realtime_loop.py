@@ -330,7 +330,8 @@ def wire_parts(client, server) -> dict:
 
 def _remote(cfg, address: str, record, spin_s):
     from rths_ident.scenarios import remote_ns  # noqa: PLC0415
-    from rths_ident.transport.remote_substructure import RemoteSubstructure, parse_address  # noqa: PLC0415
+    from rths_ident.tcp_ports import parse_address  # noqa: PLC0415
+    from rths_ident.transport.remote_substructure import RemoteSubstructure  # noqa: PLC0415
 
     host, port = parse_address(address)
     return RemoteSubstructure(host, port, remote_ns.setup_for(cfg, "none", record), dt=1.0 / cfg.slow_rate,

@@ -45,20 +45,6 @@ STEP_MARKS = ("start", "sent", "received", "done")
 _SERVER_LOCATION = re.compile(r"^(parameters before )?slow step \d+ \(t = [^)]*\): ")
 
 
-def parse_address(address: str, default_port: int | None = None) -> tuple[str, int]:
-    """``"HOST:PORT"`` (or ``"HOST"`` with a default port) → ``(host, port)``."""
-    host, sep, port_text = str(address).rpartition(":")
-    if not sep:
-        host, port_text = str(address), "" if default_port is None else str(default_port)
-    try:
-        port = int(port_text)
-    except ValueError:
-        raise ValueError(f"address {address!r}: expected HOST:PORT with PORT an integer in 1…65535") from None
-    if not host or not (1 <= port <= 65535):
-        raise ValueError(f"address {address!r}: expected HOST:PORT with PORT an integer in 1…65535")
-    return host, port
-
-
 def stop_server(host: str, port: int, timeout_s: float = 5.0) -> None:
     """Ask the NS server at ``host:port`` to stop (a connection that opens with SHUTDOWN)."""
     with FramedChannel(connect(host, port, timeout_s)) as channel:
@@ -302,4 +288,4 @@ class RemoteSubstructure:
 
 
 __all__ = ["CONNECT_TIMEOUT_S", "RemoteSubstructure", "SETUP_TIMEOUT_S", "SPIN_FRACTION", "SPIN_MAX_S", "STEP_MARKS",
-           "STEP_TIMEOUT_S", "end_run", "parse_address", "stop_server"]
+           "STEP_TIMEOUT_S", "end_run", "stop_server"]
