@@ -236,9 +236,12 @@ def test_a_constants_update_is_one_kernel_and_computes_the_numpy_numbers():
 
     program = PackedProgram(lambda c, s, x: (s, {"x": x[0]}), constants, {"n": np.int64(0)}, 1)
     apply = program.constants_update(update, 2)
+    copying = PackedProgram(lambda c, s, x: (s, {"x": x[0]}), constants, {"n": np.int64(0)}, 1,
+                            alias_inputs=False).constants_update(update, 2)
+    assert apply.values_aliased and not copying.values_aliased  # the values read in place, or JAX's copy
     assert len(entry_kernels(apply.compiled.as_text())) <= SEQUENTIAL_KERNELS
     apply(np.array([1.5, -0.25]))
-    apply(np.array([0.5, 2.0]))
+    apply(np.array([0.5, 2.0]))  # a second update sees its own values, not the first's
     for i, (name, leaf) in enumerate(constants.items()):
         expected = (leaf * 1.5 + -0.25 * (i + 1)) * 0.5 + 2.0 * (i + 1)
         np.testing.assert_array_equal(program.constants[name], expected)

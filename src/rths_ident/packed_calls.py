@@ -525,15 +525,19 @@ class PackedProgram:
                 jax.ShapeDtypeStruct((int(n_values) + 1,), jnp.float64)).compile(compiler_options=dict(COMPILER_OPTIONS))
             if key is not None:
                 _COMPILED[key] = compiled
-        values_in = np.zeros(int(n_values) + 1, np.float64)
+        values_in = _aligned_zeros(int(n_values) + 1)
         values_in[-1] = 1.0  # one trip
         n = int(n_values)
+        # read in place by the call where the device aliases it, as the program's own inputs
+        aliased = aliased_device_vector(values_in) if self._alias_inputs else None
+        passed = values_in if aliased is None else aliased
 
         def apply(values) -> None:
             values_in[:n] = values
-            self._constants = compiled(self._constants, values_in)
+            self._constants = compiled(self._constants, passed)
 
         apply.compiled = compiled  # the compiled update (its kernels: entry_kernels)
+        apply.values_aliased = aliased is not None
         return apply
 
     def with_carry(self, tree) -> "PackedProgram":
