@@ -30,9 +30,9 @@ import uuid
 import numpy as np
 
 from rths_ident import extras
+from rths_ident.tcp_ports import ADDRESS_FORM, parse_address
 from rths_ident.transport.errors import ProtocolError, TransportError
 from rths_ident.transport.ns_messages import json_ready
-from rths_ident.tcp_ports import ADDRESS_FORM, parse_address
 from rths_ident.transport.remote_substructure import RemoteSubstructure, end_run
 
 #: the model name the server announces (and the client checks)
