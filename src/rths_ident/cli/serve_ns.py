@@ -83,6 +83,11 @@ def _serve(make, args: argparse.Namespace, name: str, seed000_setup) -> int:
     host, port = server.address
     print(f"rths-ident serve ns: listening on {host}:{port} ({args.wire} wire, model {name}); "
           f"Ctrl-C stops; session records in {args.records}", flush=True)
+    from rths_ident.hybrid.loop.realtime_host import SWITCH_INTERVAL_S  # noqa: PLC0415
+
+    # the serving thread takes the interpreter from the record's writer thread within this
+    # (Python's default, 5 ms, is five slow steps at 1024 Hz; docs/transport.md)
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
     try:
         sessions = server.serve(max_runs=1 if args.once else None)
     except KeyboardInterrupt:
@@ -97,6 +102,7 @@ def _serve(make, args: argparse.Namespace, name: str, seed000_setup) -> int:
 def _recorded(make, args: argparse.Namespace, name: str):
     """``make`` whose every session is recorded in ``args.records``
     (:mod:`rths_ident.records.served`); checks the folder before listening."""
+    from rths_ident.hybrid.loop.realtime_host import lower_this_thread  # noqa: PLC0415
     from rths_ident.output_paths import check_output_folder  # noqa: PLC0415
     from rths_ident.records.served import (  # noqa: PLC0415
         SUBSTRUCTURE_UNITS,
@@ -115,7 +121,8 @@ def _recorded(make, args: argparse.Namespace, name: str):
         ns = make(setup)
         small = {k: v for k, v in setup.items() if k != "ground_accel"}  # the record's own rows hold ẍ_g
         writer = records.open(SUBSTRUCTURE_UNITS, {"setup": small}, time_base={"slow_step_s": float(ns.dt)})
-        return RecordingSubstructure(ns, writer)
+        # the record's writer thread below the serving thread when that runs at SCHED_FIFO
+        return RecordingSubstructure(ns, writer, thread_setup=lower_this_thread)
 
     return make_recorded
 

@@ -7,7 +7,8 @@ without changing what is served:
 
 * :class:`RecordingSubstructure` — around a numerical substructure (``serve ns``): one
   row per slow step: the interface force received [N], the ground acceleration [m/s²],
-  the target sent back [m], at the test time (k+1)·Δt;
+  the target sent back [m], at the test time (k+1)·Δt; written by a thread of its own
+  (:mod:`~rths_ident.records.queued`), not by the thread that answers the client;
 * :class:`RecordingElementSite` — around an OpenFresco element site (``serve site``):
   one row per committed trial (commitState): the trial displacement the client sent, the
   measured displacement (with a transfer system), the resisting force returned, at the
@@ -24,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rths_ident.records.queued import QueuedRecord
 from rths_ident.records.writer import TestRecordWriter
 
 
@@ -49,15 +51,21 @@ class SessionRecords:
 
 
 class RecordingSubstructure:
-    """A numerical substructure whose every slow step is appended to ``writer`` (module
-    doc); the server's ``end_session(ok, how)`` finishes or closes the record."""
+    """A numerical substructure whose every slow step is recorded in ``writer`` (module
+    doc), through a :class:`~rths_ident.records.queued.QueuedRecord`: the serving thread
+    only queues the row, a thread of its own writes it (``thread_setup`` runs first in
+    that thread). The server's ``end_session(ok, how)`` finishes or closes the record."""
 
-    def __init__(self, ns, writer: TestRecordWriter):
-        self.ns, self.writer = ns, writer
+    def __init__(self, ns, writer: TestRecordWriter, thread_setup=None):
+        self.ns = ns
+        self.record = QueuedRecord(writer, thread_setup=thread_setup)
         self.dt, self.n_interface = ns.dt, ns.n_interface
         self.k = 0
-        self._pending = None  # the last step's row, until after_reply writes it
-        writer.event("start", "session opened", step=0, time=0.0)
+        self.record.event("start", "session opened", step=0, time=0.0)
+
+    @property
+    def writer(self) -> TestRecordWriter:
+        return self.record.writer
 
     def __getattr__(self, name):  # parameter names, units, … of the wrapped NS
         return getattr(self.ns, name)
@@ -66,27 +74,16 @@ class RecordingSubstructure:
         return self.ns.initial_target()
 
     def step(self, feedback, ground_accel):
-        self.after_reply()
         target, log = self.ns.step(feedback, ground_accel)
-        self._pending = (np.array(feedback, dtype=float).reshape(-1), float(ground_accel),
-                         np.array(target, dtype=float).reshape(-1))
         self.k += 1
+        self.record.append({"time": np.float64(self.k * self.dt),
+                            "feedback": np.array(feedback, dtype=float).reshape(-1),
+                            "ground_accel": np.float64(ground_accel),
+                            "target": np.array(target, dtype=float).reshape(-1)})
         return target, log
 
-    def after_reply(self):
-        """Append the last step's row (the server calls this once its reply is sent, so
-        that the record's writing, a flush to the file every few steps included, is not
-        in the round trip; otherwise the next step or the session's end does it)."""
-        if self._pending is None:
-            return
-        feedback, ground_accel, target = self._pending
-        self._pending = None
-        self.writer.append({"time": self.k * self.dt, "feedback": feedback,
-                            "ground_accel": np.asarray(ground_accel), "target": target})
-
     def apply_parameters(self, theta):
-        self.after_reply()
-        self.writer.event("update", "parameters applied: " + ", ".join(f"{v:.6g}" for v in np.ravel(theta)),
+        self.record.event("update", "parameters applied: " + ", ".join(f"{v:.6g}" for v in np.ravel(theta)),
                           step=self.k, time=self.k * self.dt)
         return self.ns.apply_parameters(theta)
 
@@ -95,14 +92,13 @@ class RecordingSubstructure:
         record as complete; otherwise ``how`` is recorded as the error at the step in
         progress and the record closed incomplete. Closes the NS."""
         try:
-            self.after_reply()
             self.ns.close()
         finally:
             if ok:
-                self.writer.finish({"slow_steps": self.k})
+                self.record.finish({"slow_steps": self.k})
             else:
-                self.writer.event("error", how, step=self.k, time=(self.k + 1) * self.dt)
-                self.writer.close()
+                self.record.event("error", how, step=self.k, time=(self.k + 1) * self.dt)
+                self.record.close()
 
     def close(self):
         self.end_session(True, "closed")

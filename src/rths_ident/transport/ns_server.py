@@ -275,7 +275,6 @@ class NSServer:
         marks = [] if self.step_marks is not None else None
         clock = _time.perf_counter
         packer = nsm.LogPacker()
-        after_reply = getattr(ns, "after_reply", None)  # e.g. a recording wrapper: writes once the reply is out
         k = 0
         while True:
             header, payload = channel.receive_frame()
@@ -304,8 +303,6 @@ class NSServer:
                 if marks is not None:
                     marks.append((received, decoded, stepped, encoded, clock()))
                 k += 1
-                if after_reply is not None:
-                    after_reply()
                 channel.quiet_until = received + quiet_s  # the next FEEDBACK is due about one slow step later
                 continue
             value = decode_payload(kind, payload)
@@ -365,7 +362,6 @@ class NSServer:
             n = int(ns.n_interface)
             dt = float(ns.dt)
             channel = Seed000Channel(conn, n=n)
-            after_reply = getattr(ns, "after_reply", None)
             k = 0
             start = _time.perf_counter()
             while True:
@@ -389,8 +385,6 @@ class NSServer:
                     reply = log["interface_displacement"]
                 channel.send(np.asarray(reply, dtype=np.float64).reshape(n))
                 k += 1
-                if after_reply is not None:
-                    after_reply()
             self._log(f"ns server: seed 000 session {number} ({peer}) done after {k} slow steps "
                       f"({_time.perf_counter() - start:.3g} s)")
             outcome = (True, f"the client closed the connection after {k} slow steps")
