@@ -317,3 +317,24 @@ def test_a_server_that_dies_while_the_loop_polls_ends_the_run_in_one_line(tmp_pa
     assert "the 7 completed slow steps are kept" in err and "What to do: the peer went away" in err
     assert err.endswith(f"test record → {tmp_path / 'run.h5'}")
     assert len(seen) == 1
+
+
+def test_the_server_runs_at_a_short_switch_interval_and_gives_it_back(monkeypatch, tmp_path):
+    """While it serves, ``serve ns`` runs at the paced loop's switch interval (the serving
+    thread takes the interpreter from the record's writer thread within 50 µs, not
+    Python's 5 ms); after it, also when it stopped with an error, the interval is as before."""
+    import sys  # noqa: PLC0415
+
+    from rths_ident.hybrid.loop.realtime_host import SWITCH_INTERVAL_S  # noqa: PLC0415
+    from rths_ident.transport.ns_server import NSServer  # noqa: PLC0415
+
+    seen = []
+    monkeypatch.setattr(NSServer, "serve", lambda self, **_: seen.append(sys.getswitchinterval()) or 0)
+    before = sys.getswitchinterval()
+    assert before != SWITCH_INTERVAL_S
+    assert main(["serve", "ns", "--model", str(MODEL), "--port", "0", "--records", str(tmp_path)]) == 0
+    assert seen == [pytest.approx(SWITCH_INTERVAL_S)] and sys.getswitchinterval() == before
+    monkeypatch.undo()
+    assert main(["serve", "ns", "--model", str(MODEL), "--port", "0", "--timeout", "0.5", "--once",
+                 "--records", str(tmp_path)]) == 1  # no client came
+    assert sys.getswitchinterval() == before

@@ -87,6 +87,7 @@ def _serve(make, args: argparse.Namespace, name: str, seed000_setup) -> int:
 
     # the serving thread takes the interpreter from the record's writer thread within this
     # (Python's default, 5 ms, is five slow steps at 1024 Hz; docs/transport.md)
+    previous_switch_interval = sys.getswitchinterval()
     sys.setswitchinterval(SWITCH_INTERVAL_S)
     try:
         sessions = server.serve(max_runs=1 if args.once else None)
@@ -94,6 +95,8 @@ def _serve(make, args: argparse.Namespace, name: str, seed000_setup) -> int:
         server.close()
         print(f"rths-ident serve ns: stopped (Ctrl-C) after {server.sessions} session(s)", file=sys.stderr)
         return 130
+    finally:
+        sys.setswitchinterval(previous_switch_interval)
     runs = f" of {len(server.runs_ended)} run(s)" if args.once else ""
     print(f"rths-ident serve ns: stopped after {sessions} session(s){runs}, {len(server.failures)} failed", flush=True)
     return 1 if server.failures else 0
