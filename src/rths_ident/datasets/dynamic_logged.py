@@ -18,7 +18,7 @@ import numpy as np
 
 from rths_ident.datasets.ground_motions import STANDARD_GRAVITY
 from rths_ident.datasets.logged import UNIT_FACTORS, read_named_columns
-from rths_ident.errors import DataFileError, ParameterError
+from rths_ident.errors import ParameterError
 
 __all__ = ["DynamicTest", "load_dynamic_test", "KIND_UNITS"]
 

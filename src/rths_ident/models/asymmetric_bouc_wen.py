@@ -32,7 +32,6 @@ trapezoidal rule.
 
 from __future__ import annotations
 
-from typing import NamedTuple
 
 import jax.numpy as jnp
 import numpy as np

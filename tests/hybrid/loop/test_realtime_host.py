@@ -274,3 +274,27 @@ def test_idle_polling_refused_is_said_with_the_file_and_nothing_held(tmp_path):
         assert not settings.idle_poll and ", idle CPUs polling" not in settings.describe()
         assert any(note.startswith(f"idle CPUs polling refused ({missing}: No such file or directory")
                    for note in settings.notes)
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs this process may use")
+def test_the_loop_goes_to_the_last_cpu_it_is_started_on():
+    """docs/hybrid/realtime.md: a lab names the loop's CPU by the CPUs it starts the run on
+    (``taskset -c 0,2`` → CPU 2); checked in a thread of its own, whose affinity is set
+    as ``taskset`` would set the process's."""
+    lowest_two = sorted(os.sched_getaffinity(0))[:2]
+    seen = {}
+
+    def started_on(cpus):
+        os.sched_setaffinity(0, cpus)
+        with RealTimeHost(idle_poll=False) as settings:
+            seen[tuple(sorted(cpus))] = (settings.cpu, os.sched_getaffinity(0))
+        seen[tuple(sorted(cpus)), "after"] = os.sched_getaffinity(0)
+
+    for cpus in ({lowest_two[0], lowest_two[1]}, {lowest_two[0]}):
+        thread = threading.Thread(target=started_on, args=(cpus,))
+        thread.start()
+        thread.join(timeout=30)
+    pair, alone = tuple(lowest_two), (lowest_two[0],)
+    assert seen[pair] == (lowest_two[1], {lowest_two[1]})
+    assert seen[pair, "after"] == set(lowest_two)
+    assert seen[alone] == (None, {lowest_two[0]})  # one CPU: nothing to choose, not pinned

@@ -44,14 +44,12 @@ from typing import Any, Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
-from rths_ident.protocols import Estimate, IdentifierInputs, OnlineIdentifier
+from rths_ident.protocols import IdentifierInputs, OnlineIdentifier
 from rths_ident.hybrid.fast_side import actuator as act
 from rths_ident.hybrid.fast_side import sensors
 from rths_ident.hybrid.fast_side.compensation.inputs import CompensatorInputs
 from rths_ident.hybrid.fast_side.rate_transition.inputs import TransitionInputs
-from rths_ident.protocols import SiteReading
 
 
 class Strategy(NamedTuple):
