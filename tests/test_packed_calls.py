@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import rths_ident  # noqa: F401  (float64)
-from rths_ident.packed_calls import COMPILER_OPTIONS, PackedLayout, PackedProgram
+from rths_ident.packed_calls import COMPILER_OPTIONS, PackedLayout, PackedProgram, idle_twin
 
 
 def _tree():
@@ -391,3 +391,27 @@ def test_the_one_kernel_loop_is_the_bodys_alone_bit_for_bit():
         assert np.asarray(o_words).tobytes() == program._host_words.tobytes()
         assert np.asarray(s_words).tobytes() == s_layout.pack_words(program.carry).tobytes()
     assert np.all(np.isfinite(out["target"])) and np.any(out["target"] != 0)
+
+
+def test_the_idle_twin_crosses_the_same_words_and_computes_nothing():
+    """idle_twin: the Duffing program's constants, carry, inputs and outputs (the same
+    layouts, so the same buffers per call), a body with no arithmetic in its compiled
+    text (the program's own has the RK4's multiplies), the carry returned as it came and
+    zero outputs, call after call."""
+    program = PackedProgram(duffing_step, CONSTANTS, CARRY, 1)
+    program.inputs[0] = FORCES[7]
+    for _ in range(3):
+        program.call_into_host()  # a carry that is not the initial one
+    twin = idle_twin(program)
+    for layout in ("constants_layout", "carry_layout", "outputs_layout"):
+        assert getattr(twin, layout).signature == getattr(program, layout).signature
+    assert len(twin.inputs) == len(program.inputs)
+    assert "multiply" in program._compiled.as_text() and "multiply" not in twin._compiled.as_text()
+    before = program.carry
+    twin.inputs[0] = FORCES[11]
+    for _ in range(5):
+        out = twin.call_into_host()
+    _assert_bit_equal(twin.carry, before)
+    _assert_bit_equal(twin.constants, program.constants)
+    for leaf in jax.tree_util.tree_leaves(out):
+        assert not np.any(leaf)

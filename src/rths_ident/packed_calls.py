@@ -98,7 +98,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["PackedLayout", "PackedProgram", "one_trip", "entry_kernels", "aliased_device_vector", "outputs_by_address",
+__all__ = ["PackedLayout", "PackedProgram", "idle_twin", "one_trip", "entry_kernels", "aliased_device_vector", "outputs_by_address",
            "COMPILER_OPTIONS",
            "SEQUENTIAL_KERNELS", "DEVICE_ALIGN"]
 
@@ -550,6 +550,22 @@ class PackedProgram:
         other._new_host_outputs()
         other.carry = tree
         return other
+
+
+def idle_twin(program: PackedProgram) -> PackedProgram:
+    """A program with ``program``'s constants, carry, inputs and outputs — the same trees,
+    shapes and dtypes, so the same buffers and words crossing each call — whose body
+    computes nothing: it returns the carry as it came and zero outputs. Called as
+    ``program`` is, it costs what every call through this path costs on the machine
+    before any arithmetic (``rths-ident bench --only realtime``: a site's call cannot come
+    closer to its arithmetic than that)."""
+    layout = program.outputs_layout
+
+    def nothing(constants, carry, inputs):
+        return carry, layout.treedef.unflatten([jnp.zeros(shape, dtype)
+                                                for shape, dtype in zip(layout.shapes, layout.dtypes)])
+
+    return PackedProgram(nothing, program.constants, program.carry, len(program.inputs))
 
 
 _ENTRY_OP = re.compile(r"^\s*(?:ROOT )?%[\w.\-]+ = .*? ([a-z][\w\-]*)\(")

@@ -220,3 +220,18 @@ def test_wire_parts_are_the_spans_between_both_ends_marks():
     np.testing.assert_array_equal(sum(parts[name] for name in WIRE_PARTS), parts["round trip"])
     with pytest.raises(ValueError, match="2 client steps but 1 server steps"):
         wire_parts(client, server[:1])
+
+
+@pytest.mark.slow
+def test_the_site_call_floor_times_the_sites_call_and_its_idle_twin_and_says_so():
+    """site_call_floor: the rc-frame site's call and its idle twin, each timed per call
+    (no speed asserted: positive finite medians), and the terminal's line with them."""
+    with realtime_loop._built("rc-frame native", duration=0.05, padding=0.0) as (cfg, test, variant):
+        floor = realtime_loop.site_call_floor(test, repeats=1, calls=50)
+    assert set(floor) == {"site_call_us", "idle_call_us"}
+    assert all(0 < value < 1e5 for value in floor.values())
+    case = {"ratio": 4, "site_us": {"median": 12.0, "p99": 15.0}, "fused_us_per_fast_step": 1.5, "arithmetic_us_per_slow_step": 6.0, "site_over_arithmetic": 2.0,
+            "site_call_floor": {"site_call_us": 11.5, "idle_call_us": 8.25, "best_over_arithmetic": 2.375}}
+    line = [text for text in realtime_loop.fast_chunk_lines(case) if "idle twin" in text]
+    assert line == ["    called in a row: the site's call 11.5 µs, its idle twin (the same trees crossing, nothing "
+                    "computed) 8.2 µs: through a compiled call the site's call is at best 2.38× its arithmetic here"]

@@ -39,7 +39,10 @@ measures, after compilation:
   in-process case);
 * **the arithmetic** of the fast chunk: the fused engine's cost per fast step on the
   same test (its whole record in one compiled call) × the rate ratio, against the virtual
-  site's call per slow step.
+  site's call per slow step; and the site's call against its idle twin, a call of the
+  same trees that computes nothing (:func:`site_call_floor`): what any call through
+  this path costs here before its arithmetic, hence the nearest a site's call can come
+  to its arithmetic on this machine.
 
 rc-frame runs its default ``auto`` transition: DDMRT down to a rate ratio of 8, the
 predictor–corrector below (:func:`rc_frame_transition`).
@@ -472,6 +475,41 @@ def _fused_us_per_fast_step(test, variant: str, repeats: int) -> float | None:
     return 1e6 * best / (len(test.ground_accel) * test.fast_side.ratio)
 
 
+def site_call_floor(test, repeats: int, calls: int = 2000) -> dict:
+    """The virtual site's compiled call against its idle twin
+    (:func:`~rths_ident.packed_calls.idle_twin`: the same parameters, state, inputs and
+    outputs crossing the call, nothing computed), each called ``calls`` times in a row as
+    the loop calls the site (``call_into_host``), in ``max(repeats, 3)`` batches
+    alternated between the two: the smallest batch median, µs per call. The idle call is
+    what any call through this path costs on this machine before its arithmetic, so a
+    site's call cannot come closer to the arithmetic a than (idle + a) / a."""
+    from rths_ident.hybrid.loop.assembled import virtual_site  # noqa: PLC0415
+    from rths_ident.packed_calls import idle_twin  # noqa: PLC0415
+
+    site = virtual_site(test).program
+    programs = {"site_call_us": site, "idle_call_us": idle_twin(site)}
+    best = dict.fromkeys(programs, math.inf)
+    durations = np.empty(calls, np.int64)
+    clock = time.perf_counter_ns
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        for program in programs.values():
+            program.call_into_host()  # warm
+        for _ in range(max(repeats, 3)):
+            for name, program in programs.items():
+                call = program.call_into_host
+                for i in range(calls):
+                    start = clock()
+                    call()
+                    durations[i] = clock() - start
+                best[name] = min(best[name], float(np.median(durations)) / 1e3)
+    finally:
+        if collecting:
+            gc.enable()
+    return best
+
+
 def _loop_parts(cfg, test, variant: str, repeats: int) -> dict:
     """The loop's own parts, each on the run's own data (module doc)."""
     from rths_ident.hybrid.loop.assembled import (  # noqa: PLC0415
@@ -614,6 +652,9 @@ def _case_figures(cfg, test, variant: str, repeats: int, tcp: bool) -> dict:
         arithmetic = fused * test.fast_side.ratio
         result["arithmetic_us_per_slow_step"] = arithmetic
         result["site_over_arithmetic"] = result["site_us"]["median"] / arithmetic
+        floor = site_call_floor(test, repeats)
+        result["site_call_floor"] = floor | {
+            "best_over_arithmetic": (floor["idle_call_us"] + arithmetic) / arithmetic}
     return result
 
 
@@ -731,6 +772,22 @@ def wire_lines(c: dict) -> list[str]:
     return lines
 
 
+def fast_chunk_lines(c: dict) -> list[str]:
+    """A case's site call against the fused engine's arithmetic, and against its idle
+    twin (:func:`site_call_floor`), where the bench measured them."""
+    if c.get("arithmetic_us_per_slow_step") is None:
+        return []
+    lines = [f"    fast chunk: site call {c['site_us']['median']:.1f} µs vs the fused engine's "
+             f"{c['fused_us_per_fast_step']:.3f} µs per fast step × {c['ratio']} = "
+             f"{c['arithmetic_us_per_slow_step']:.1f} µs → {c['site_over_arithmetic']:.2f}×"]
+    if "site_call_floor" in c:
+        floor = c["site_call_floor"]
+        lines.append(f"    called in a row: the site's call {floor['site_call_us']:.1f} µs, its idle twin (the same "
+                     f"trees crossing, nothing computed) {floor['idle_call_us']:.1f} µs: through a compiled call "
+                     f"the site's call is at best {floor['best_over_arithmetic']:.2f}× its arithmetic here")
+    return lines
+
+
 def report(r: dict) -> list[str]:
     lines = [f"step-wise loop at {r['slow_rate_hz']:g}/{r['fast_rate_hz']:g} Hz ({r['padding_s']:g} s start-up + "
              f"{r['duration_s']:g} s record × {r['repeats']} runs; µs per slow step, median / p99):"]
@@ -746,10 +803,7 @@ def report(r: dict) -> list[str]:
         f = lambda d: f"{d['median']:7.1f} / {d['p99']:7.1f}"  # noqa: E731
         lines.append(f"    unpaced: whole step {f(c['loop_us'])} = site {f(c['site_us'])} "
                      f"+ substructure {f(c['ns_us'])} + loop's own {f(c['own_us'])}")
-        if c.get("arithmetic_us_per_slow_step") is not None:
-            lines.append(f"    fast chunk: site call {c['site_us']['median']:.1f} µs vs the fused engine's "
-                         f"{c['fused_us_per_fast_step']:.3f} µs per fast step × {c['ratio']} = "
-                         f"{c['arithmetic_us_per_slow_step']:.1f} µs → {c['site_over_arithmetic']:.2f}×")
+        lines += fast_chunk_lines(c)
         if "wire_us" in c:
             wire, local = c["wire_us"], c["in_process_ns_us"]
             lines.append(f"    {c['server']}; the wire's own round trip (served step − in-process step, per step): "

@@ -90,6 +90,12 @@ class VirtualSite:
                                              estimate["covariance_ok"]))
         self._stepped = False  # whether a step ran (its last command is where a safe stop starts)
     @property
+    def program(self) -> PackedProgram:
+        """The compiled call behind :meth:`step` (:class:`~rths_ident.packed_calls.PackedProgram`:
+        its parameters, state, inputs and outputs packed)."""
+        return self._program
+
+    @property
     def params(self) -> dict:
         """The fast side's parameters (NumPy copies of what the compiled call uses)."""
         return self._program.constants
