@@ -98,8 +98,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["PackedLayout", "PackedProgram", "idle_twin", "one_trip", "entry_kernels", "aliased_device_vector", "outputs_by_address",
-           "COMPILER_OPTIONS",
+__all__ = ["PackedLayout", "PackedProgram", "idle_twin", "one_trip", "entry_kernels", "aliased_device_vector",
+           "outputs_by_address", "COMPILER_OPTIONS",
            "SEQUENTIAL_KERNELS", "DEVICE_ALIGN"]
 
 _ALIGN = 8  # bytes: every leaf starts at a multiple of this (aligned NumPy views)

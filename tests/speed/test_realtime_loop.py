@@ -230,7 +230,8 @@ def test_the_site_call_floor_times_the_sites_call_and_its_idle_twin_and_says_so(
         floor = realtime_loop.site_call_floor(test, repeats=1, calls=50)
     assert set(floor) == {"site_call_us", "idle_call_us"}
     assert all(0 < value < 1e5 for value in floor.values())
-    case = {"ratio": 4, "site_us": {"median": 12.0, "p99": 15.0}, "fused_us_per_fast_step": 1.5, "arithmetic_us_per_slow_step": 6.0, "site_over_arithmetic": 2.0,
+    case = {"ratio": 4, "site_us": {"median": 12.0, "p99": 15.0}, "fused_us_per_fast_step": 1.5,
+            "arithmetic_us_per_slow_step": 6.0, "site_over_arithmetic": 2.0,
             "site_call_floor": {"site_call_us": 11.5, "idle_call_us": 8.25, "best_over_arithmetic": 2.375}}
     line = [text for text in realtime_loop.fast_chunk_lines(case) if "idle twin" in text]
     assert line == ["    called in a row: the site's call 11.5 µs, its idle twin (the same trees crossing, nothing "

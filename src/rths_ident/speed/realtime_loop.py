@@ -489,24 +489,11 @@ def site_call_floor(test, repeats: int, calls: int = 2000) -> dict:
     site = virtual_site(test).program
     programs = {"site_call_us": site, "idle_call_us": idle_twin(site)}
     best = dict.fromkeys(programs, math.inf)
-    durations = np.empty(calls, np.int64)
-    clock = time.perf_counter_ns
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        for program in programs.values():
-            program.call_into_host()  # warm
-        for _ in range(max(repeats, 3)):
-            for name, program in programs.items():
-                call = program.call_into_host
-                for i in range(calls):
-                    start = clock()
-                    call()
-                    durations[i] = clock() - start
-                best[name] = min(best[name], float(np.median(durations)) / 1e3)
-    finally:
-        if collecting:
-            gc.enable()
+    for program in programs.values():
+        program.call_into_host()  # warm
+    for _ in range(max(repeats, 3)):
+        for name, program in programs.items():
+            best[name] = min(best[name], _per_step(lambda _k, call=program.call_into_host: call(), calls, 1)["median"])
     return best
 
 
